@@ -1,0 +1,1 @@
+"""One module per ``gacost`` subcommand: ``register(subparsers)`` and ``run(args) -> str``."""

@@ -1,0 +1,75 @@
+"""``gacost calibrate --job F``: measure the job's splits on the attached GPU (or CPU)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tabulate import tabulate
+
+from advisor.errors import CalibrationError
+from advisor.job import load_job
+from advisor.profile import Profile
+
+INSTALL_HINT = "calibration needs the extra: pip install 'gacost[calibrate]'"
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the subcommand."""
+    p = sub.add_parser("calibrate", help="time the job's splits on this machine's GPU")
+    p.add_argument("--job", required=True, help="the job spec (YAML)")
+    p.add_argument("--out", type=Path, help="profile to write (default: <gpu>--<model>--<id>.json)")
+    p.add_argument("--splits", help="splits to measure, e.g. 1x4,2x2,4x1 (default: all)")
+    p.add_argument("--device", default="auto", help="auto (default), cuda, cuda:N or cpu")
+    p.add_argument("--vram-limit", metavar="SIZE",
+                   help="cap GPU memory (e.g. 16GiB) to find a smaller card's OOM boundary")
+    p.add_argument("--resume", action="store_true", help="keep the splits already in --out")
+    p.add_argument("--weights", help="load real weights from a local folder or Hub id")
+    p.add_argument("--data", help="a local JSONL or Parquet file to train on (default synthetic)")
+    p.add_argument("--tokenizer", help="tokenizer for --data (default: --weights or the model)")
+    p.add_argument("--warmup", type=int, default=3, help="untimed updates per split (default 3)")
+    p.add_argument("--max-updates", type=int, default=40,
+                   help="most timed updates per split (default 40)")
+    p.add_argument("--tolerance", type=float, default=0.02,
+                   help="stop timing when the median's 95%% CI is within this (default 0.02)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> str:
+    """Run the calibration and summarise it."""
+    job = load_job(args.job)
+    try:
+        from calibration.run import CalibrateRequest, calibrate, parse_size_gib, parse_splits
+    except ImportError as exc:
+        raise CalibrationError(f"{INSTALL_HINT} ({exc.name} is missing)") from None
+    if args.warmup < 0 or args.max_updates < 1 or not 0 < args.tolerance < 1:
+        raise CalibrationError("--warmup >= 0, --max-updates >= 1 and 0 < --tolerance < 1")
+    req = CalibrateRequest(
+        job=job, out=args.out,
+        splits=parse_splits(args.splits, job.effective_batch) if args.splits else job.splits(),
+        device=args.device,
+        vram_limit_gib=parse_size_gib(args.vram_limit) if args.vram_limit else None,
+        resume=args.resume, weights=args.weights, data=args.data, tokenizer=args.tokenizer,
+        warmup=args.warmup, max_timed=args.max_updates, rel_tol=args.tolerance,
+        progress=not args.quiet,
+    )
+    profile, out = calibrate(req)
+    return summary(profile, out)
+
+
+def summary(profile: Profile, out: Path) -> str:
+    """The end-of-run table."""
+    rows = [
+        [f"{s.micro_batch}x{s.grad_accum}", s.status,
+         "" if s.seconds_per_update is None else f"{s.seconds_per_update:.4f}",
+         "" if s.iqr_seconds is None else f"{s.iqr_seconds:.4f}",
+         s.timed_updates or "", "" if s.tokens_per_s is None else f"{s.tokens_per_s:.0f}",
+         "" if s.peak_reserved_gib is None else f"{s.peak_reserved_gib:.2f}"]
+        for s in profile.splits
+    ]
+    table = tabulate(rows, headers=["m x k", "status", "s/update", "IQR s", "timed",
+                                    "tokens/s", "peak reserved GiB"], disable_numparse=True)
+    return (f"{table}\n\nGPU: {profile.gpu} ({profile.raw_gpu_name}, {profile.gpu_memory_gib} GiB)"
+            f"; device time used: {profile.gpu_seconds or 0:.1f} s\nprofile written to {out}; "
+            f"use it with: gacost recommend --job JOB --profile {out}")

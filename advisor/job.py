@@ -1,0 +1,241 @@
+"""The job spec (``job.yaml``): a strict pydantic schema and a loader with friendly errors.
+
+Why pydantic: strict types, ``extra="forbid"`` and error locations come for free, and
+the same model documents every key. Errors are re-rendered as
+``<field path>: <message>`` lines with a "did you mean" for unknown keys.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from advisor.errors import JobSpecError, did_you_mean
+from advisor.profile import Workload
+
+Objective = Literal["min_cost", "min_time", "min_cost_under_deadline", "min_time_under_budget"]
+LINEAR_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class LoraSpec(_Strict):
+    """LoRA adapter settings (ignored for ``method: full``)."""
+
+    r: int = Field(16, gt=0, le=4096)
+    alpha: float | None = Field(None, gt=0)
+    dropout: float = Field(0.0, ge=0, lt=1)
+    target_modules: str | list[str] = "all-linear"
+
+    @field_validator("target_modules")
+    @classmethod
+    def _targets(cls, value: str | list[str]) -> str | list[str]:
+        if isinstance(value, str) and value != "all-linear":
+            raise ValueError("give 'all-linear' or a list of module names like [q_proj, v_proj]")
+        if isinstance(value, list) and not value:
+            raise ValueError("give at least one module name, or 'all-linear'")
+        return value
+
+    @property
+    def effective_alpha(self) -> float:
+        """``alpha``, defaulting to ``2 * r``."""
+        return self.alpha if self.alpha is not None else 2.0 * self.r
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The linear-layer names the adapters wrap."""
+        if isinstance(self.target_modules, str):
+            return LINEAR_MODULES
+        return tuple(self.target_modules)
+
+    @property
+    def targets_label(self) -> str:
+        """``all-linear`` or the comma-joined module names."""
+        return self.target_modules if isinstance(self.target_modules, str) else ",".join(
+            self.target_modules
+        )
+
+
+class WorkSpec(_Strict):
+    """How much training: ``updates`` directly, or ``samples`` x ``epochs``."""
+
+    updates: int | None = Field(None, gt=0)
+    samples: int | None = Field(None, gt=0)
+    epochs: float = Field(1.0, gt=0)
+
+    @model_validator(mode="after")
+    def _one_way(self) -> WorkSpec:
+        if (self.updates is None) == (self.samples is None):
+            raise ValueError("give exactly one of 'updates' or 'samples' (with 'epochs')")
+        if self.updates is not None and "epochs" in self.model_fields_set:
+            raise ValueError("'epochs' only applies with 'samples'")
+        return self
+
+
+class Job(_Strict):
+    """One fine-tune (possibly repeated ``runs`` times) to plan."""
+
+    model: str = Field(min_length=1)
+    method: Literal["lora", "qlora", "full"] = "lora"
+    lora: LoraSpec = LoraSpec()
+    sequence_length: int = Field(gt=0, le=1_048_576)
+    effective_batch: int = Field(gt=0, le=65_536)
+    micro_batches: list[int] | None = None
+    work: WorkSpec
+    precision: Literal["fp16", "bf16", "fp32"] = "bf16"
+    gradient_checkpointing: bool = True
+    runs: int = Field(1, gt=0, le=100_000)
+    gpus: list[str] | None = None
+    providers: list[str] | None = None
+    spot: bool = False
+    objective: Objective = "min_cost"
+    deadline_hours: float | None = Field(None, gt=0)
+    budget_usd: float | None = Field(None, gt=0)
+    vram_margin: float = Field(0.10, ge=0, lt=0.9)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Job:
+        if self.objective == "min_cost_under_deadline" and self.deadline_hours is None:
+            raise ValueError("deadline_hours: required when objective is min_cost_under_deadline")
+        if self.objective == "min_time_under_budget" and self.budget_usd is None:
+            raise ValueError("budget_usd: required when objective is min_time_under_budget")
+        for m in self.micro_batches or ():
+            if m <= 0 or self.effective_batch % m:
+                raise ValueError(
+                    f"micro_batches: {m} does not divide effective_batch {self.effective_batch}"
+                )
+        if self.gpus is not None and not self.gpus:
+            raise ValueError("gpus: give at least one GPU, or leave the key out for all")
+        if self.providers is not None and not self.providers:
+            raise ValueError("providers: give at least one provider, or leave the key out for all")
+        return self
+
+    @property
+    def updates(self) -> int:
+        """Optimizer updates per run."""
+        if self.work.updates is not None:
+            return self.work.updates
+        samples, epochs = self.work.samples or 0, self.work.epochs
+        if epochs == int(epochs):  # the trainer rounds each epoch up to a whole update
+            return math.ceil(samples / self.effective_batch) * int(epochs)
+        return math.ceil(samples * epochs / self.effective_batch)
+
+    def splits(self) -> tuple[tuple[int, int], ...]:
+        """Candidate (m, k) splits: every divisor pair of the effective batch, or those chosen."""
+        b = self.effective_batch
+        ms = self.micro_batches or tuple(m for m in range(1, b + 1) if b % m == 0)
+        return tuple((m, b // m) for m in sorted(set(ms)))
+
+    def workload(self, model_name: str | None = None) -> Workload:
+        """The profile-matching view of this job."""
+        return Workload(
+            model=model_name or self.model,
+            method=self.method,
+            lora_r=self.lora.r if self.method != "full" else 0,
+            lora_alpha=self.lora.effective_alpha if self.method != "full" else 0.0,
+            target_modules=self.lora.targets_label if self.method != "full" else "",
+            sequence_length=self.sequence_length,
+            precision=self.precision,
+            gradient_checkpointing=self.gradient_checkpointing,
+            effective_batch=self.effective_batch,
+        )
+
+
+def _fields_of(model: type[BaseModel], path: tuple[Any, ...]) -> list[str]:
+    """Known keys at ``path`` (for "did you mean")."""
+    current: Any = model
+    for part in path:
+        info = getattr(current, "model_fields", {}).get(part)
+        if info is None:
+            return []
+        annotation = info.annotation
+        current = annotation if isinstance(annotation, type) else None
+        if current is None:
+            return []
+    return list(getattr(current, "model_fields", {}))
+
+
+_UNION_TAGS = {"str", "int", "float", "bool", "none"}
+
+
+def _clean_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Drop pydantic's union-branch tags (``str``, ``list[str]``) from an error location."""
+    return tuple(
+        p for p in loc if isinstance(p, int) or ("[" not in str(p) and p not in _UNION_TAGS)
+    )
+
+
+def _render(err: dict[str, Any]) -> str:
+    loc = _clean_loc(err["loc"])
+    path = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in loc).replace(".[", "[")
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        known = _fields_of(Job, loc[:-1])
+        hint = did_you_mean(str(loc[-1]), known) or (
+            f"; known keys here: {', '.join(known)}" if known else ""
+        )
+        return f"{path}: unknown key{hint}"
+    if kind == "missing":
+        return f"{path}: required key is missing"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if kind == "literal_error":
+        msg = f"must be one of {msg.removeprefix('Input should be ')}"
+        if isinstance(err.get("input"), str):
+            expected = str(err["ctx"]["expected"]).replace(" or ", ",")
+            msg += did_you_mean(err["input"], [c.strip(" '") for c in expected.split(",")])
+    elif msg.startswith("Input should be "):
+        msg = f"must be {msg.removeprefix('Input should be ')}, got {err.get('input')!r}"
+    return f"{path}: {msg}" if path else msg
+
+
+def parse_job(data: Any, origin: str = "job") -> Job:
+    """Validate a parsed YAML document."""
+    if not isinstance(data, dict):
+        raise JobSpecError(f"{origin}: the job must be a YAML mapping of keys (see README 'Job keys')")
+    try:
+        return Job.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        # A union (e.g. target_modules) reports one error per branch: keep the deepest one.
+        locs = [_clean_loc(e["loc"]) for e in errors]
+        lines: list[str] = []
+        for err, loc in zip(errors, locs, strict=True):
+            deeper = any(len(o) > len(loc) and o[: len(loc)] == loc for o in locs)
+            line = _render(err)
+            if not deeper and line not in lines:
+                lines.append(line)
+        raise JobSpecError("\nerror: ".join(lines)) from None
+
+
+def load_job(path: str | Path) -> Job:
+    """Read and validate ``job.yaml``."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise JobSpecError(f"--job: cannot read {p} ({exc.strerror or exc})") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise JobSpecError(f"{p}:{where}: {problem}; fix the YAML syntax") from None
+    if isinstance(data, dict) and isinstance(data.get("model"), str):
+        data["model"] = _relative_to(p.parent, data["model"])
+    return parse_job(data, origin=str(p))
+
+
+def _relative_to(base: Path, model: str) -> str:
+    """A relative local config path is read relative to the job file."""
+    candidate = Path(model).expanduser()
+    looks_local = model.startswith((".", "~", "/")) or candidate.suffix == ".json"
+    if looks_local and not candidate.is_absolute() and (base / candidate).exists():
+        return str(base / candidate)
+    return model

@@ -1,0 +1,122 @@
+"""``gacost recommend``: job + prices + profiles -> a :class:`Report` (data, no printing)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from advisor import catalog
+from advisor.breakeven import BreakEven, GpuBest, all_pairs, best_splits
+from advisor.errors import UnknownNameError, did_you_mean
+from advisor.estimate import SkippedGpu, SplitEstimate, estimate_splits, matching_profiles
+from advisor.job import Job
+from advisor.perf import TrainSetup
+from advisor.profile import Profile, loads_profile
+from advisor.records import Offer
+from advisor.solver import Constraints, Plan, best_per_offer, enumerate_plans, rank
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything ``recommend`` shows, as data."""
+
+    model: str
+    updates: int
+    runs: int
+    objective: str
+    effective_batch: int
+    plans: list[Plan]
+    recommended: Plan
+    splits_on_recommended: list[SplitEstimate]
+    best: dict[str, GpuBest]
+    break_evens: list[BreakEven]
+    skipped: list[SkippedGpu] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    price_as_of: str = ""
+    price_source: str = ""
+
+
+def reference_profiles() -> list[Profile]:
+    """The profiles shipped in the embedded data."""
+    return [loads_profile(text, f"data/profiles/{name}")
+            for name, text in catalog.reference_profile_texts()]
+
+
+def _filter_offers(job: Job, offers: Sequence[Offer], gpus: Sequence[str],
+                   notes: list[str]) -> list[Offer]:
+    known = sorted({o.provider for o in offers})
+    wanted = None
+    if job.providers is not None:
+        wanted = set()
+        for i, name in enumerate(job.providers):
+            if name.lower() not in known:
+                raise UnknownNameError(
+                    f"providers[{i}]: unknown provider '{name}'{did_you_mean(name, known)}; "
+                    f"known: {', '.join(known)}"
+                )
+            wanted.add(name.lower())
+    kept, multi = [], 0
+    for o in offers:
+        if o.gpu not in gpus or (wanted is not None and o.provider not in wanted):
+            continue
+        if o.gpu_count != 1:
+            multi += 1
+            continue
+        kept.append(o)
+    if multi:
+        notes.append(f"{multi} multi-GPU or fractional-GPU offers left out (single-GPU job)")
+    return kept
+
+
+def recommend(
+    job: Job,
+    offers: Sequence[Offer],
+    user_profiles: Sequence[Profile] = (),
+    *,
+    price_as_of: str = "",
+    price_source: str = "",
+    top: int = 10,
+) -> Report:
+    """Plan the job over the offers; raises InfeasibleError when nothing qualifies."""
+    notes: list[str] = []
+    model_name, cfg = catalog.load_model_config(job.model)
+    arch = catalog.model_arch(model_name, cfg)
+    gpu_names = catalog.resolve_gpus(job.gpus) if job.gpus else tuple(catalog.gpu_specs())
+    specs = [catalog.gpu_specs()[g] for g in gpu_names]
+    workload = job.workload(model_name)
+    matched, other = matching_profiles([*user_profiles, *reference_profiles()], workload)
+    user_ids = {id(p) for p in user_profiles}
+    for p, why in other:
+        if id(p) in user_ids:
+            notes.append(f"profile for {p.gpu} ignored: another workload ({why})")
+    for p in matched:
+        if id(p) in user_ids and p.gpu not in gpu_names:
+            notes.append(f"profile for {p.gpu} unused: {p.gpu} is not among the job's gpus")
+    setup = TrainSetup(
+        method=job.method, lora_r=job.lora.r, lora_targets=job.lora.targets,
+        sequence_length=job.sequence_length, precision=job.precision,
+        gradient_checkpointing=job.gradient_checkpointing,
+    )
+    estimates, skipped = estimate_splits(arch, setup, specs, job.splits(), matched, job.vram_margin)
+    chosen = _filter_offers(job, offers, gpu_names, notes)
+    constraints = Constraints(
+        updates=job.updates, runs=job.runs, objective=job.objective, spot=job.spot,
+        deadline_hours=job.deadline_hours, budget_usd=job.budget_usd,
+    )
+    ranked = best_per_offer(rank(enumerate_plans(estimates, chosen, constraints), constraints))
+    winner = ranked[0]
+    priced = {o.gpu for o in chosen}
+    best = {g: b for g, b in best_splits(estimates).items() if g in priced}
+    rates: dict[str, float] = {}
+    for p in ranked:
+        rates[p.gpu] = min(rates.get(p.gpu, p.rate_hour), p.rate_hour)
+    no_price = sorted({e.gpu for e in estimates} - priced)
+    if no_price:
+        notes.append(f"no single-GPU offer in the price data for: {', '.join(no_price)}")
+    return Report(
+        model=model_name, updates=job.updates, runs=job.runs, objective=job.objective,
+        effective_batch=job.effective_batch, plans=ranked[:top], recommended=winner,
+        splits_on_recommended=[e for e in estimates if e.gpu == winner.gpu],
+        best=best, break_evens=all_pairs(best, rates), skipped=skipped, notes=notes,
+        price_as_of=price_as_of, price_source=price_source,
+    )

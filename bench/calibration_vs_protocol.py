@@ -1,0 +1,97 @@
+"""`gacost calibrate` against the full published protocol, on the attached GPU.
+
+Runs ``gacost calibrate`` once (all splits in one process, adaptive stopping), then the
+full protocol (10 warm-up + 100 timed updates, each split in its own process, plain TRL:
+``bench/published_protocol.py``), and prints one table: each split's seconds per update
+from both, the relative difference, and the device seconds each approach held the GPU
+(process wall-clock, start-up included). Writes the numbers as JSON.
+
+    python bench/calibration_vs_protocol.py --job bench/jobs/qwen3-1.7b-lora-bf16.yaml \
+        --config data/models/Qwen--Qwen3-1.7B.json --out results/
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tabulate import tabulate
+
+
+def _run(cmd: list[str]) -> tuple[float, str]:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
+        raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}")
+    return wall, proc.stdout
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--job", required=True)
+    p.add_argument("--config", required=True, help="architecture config for the protocol")
+    p.add_argument("--splits", default="1x4,2x2,4x1")
+    p.add_argument("--precision", default="bf16")
+    p.add_argument("--seq-len", type=int, default=512)
+    p.add_argument("--out", type=Path, default=Path("."))
+    a = p.parse_args()
+    a.out.mkdir(parents=True, exist_ok=True)
+    profile_path = a.out / "calibrate-profile.json"
+
+    cal_wall, cal_text = _run([sys.executable, "-m", "advisor.cli", "calibrate", "--job", a.job,
+                               "--splits", a.splits, "--out", str(profile_path), "--quiet"])
+    print(cal_text)
+    profile = json.loads(profile_path.read_text())
+    measured = {f"{s['micro_batch']}x{s['grad_accum']}": s for s in profile["splits"]}
+
+    protocol = {}
+    for split in a.splits.split(","):
+        m, k = split.split("x")
+        wall, text = _run([sys.executable, "bench/published_protocol.py", "--config", a.config,
+                           "--micro-batch", m, "--grad-accum", k, "--seq-len", str(a.seq_len),
+                           "--precision", a.precision])
+        row = json.loads(text.strip().splitlines()[-1])
+        row["process_wall_s"] = wall
+        protocol[split] = row
+        print(json.dumps(row))
+
+    rows, out_rows = [], []
+    for split, ref in protocol.items():
+        got = measured[split]
+        s_cal = got["seconds_per_update"]
+        diff = (s_cal - ref["median_s"]) / ref["median_s"]
+        out_rows.append({"split": split, "calibrate_s": s_cal, "calibrate_status": got["status"],
+                         "calibrate_timed": got["timed_updates"], "protocol_median_s":
+                         ref["median_s"], "protocol_mean_s": ref["mean_s"], "rel_diff": diff,
+                         "protocol_process_s": ref["process_wall_s"],
+                         "calibrate_peak_reserved_gib": got["peak_reserved_gib"],
+                         "protocol_peak_reserved_gib": ref["peak_reserved_gib"]})
+        rows.append([split, f"{s_cal:.4f}", got["timed_updates"], f"{ref['median_s']:.4f}",
+                     f"{diff:+.1%}", f"{ref['process_wall_s']:.1f}",
+                     f"{got['peak_reserved_gib']:.2f}", f"{ref['peak_reserved_gib']:.2f}"])
+    protocol_total = sum(r["process_wall_s"] for r in protocol.values())
+    rank_cal = sorted(protocol, key=lambda s: measured[s]["seconds_per_update"])
+    rank_ref = sorted(protocol, key=lambda s: protocol[s]["median_s"])
+    print(tabulate(rows, headers=["split", "calibrate s/update", "timed", "protocol s/update",
+                                  "diff", "protocol process s", "cal. peak GiB",
+                                  "prot. peak GiB"], disable_numparse=True))
+    print(f"\ncalibrate: {cal_wall:.1f} s of device time (one process, "
+          f"{profile['gpu_seconds']:.1f} s inside gacost); protocol: {protocol_total:.1f} s "
+          f"({len(protocol)} processes); ratio {cal_wall / protocol_total:.1%}")
+    print(f"ranking calibrate {rank_cal}, protocol {rank_ref}: "
+          f"{'same' if rank_cal == rank_ref else 'DIFFERENT'}")
+    summary = {"gpu": profile["gpu"], "rows": out_rows, "calibrate_process_s": cal_wall,
+               "calibrate_gpu_seconds_reported": profile["gpu_seconds"],
+               "protocol_process_s": protocol_total, "same_ranking": rank_cal == rank_ref,
+               "max_abs_rel_diff": max(abs(r["rel_diff"]) for r in out_rows)}
+    (a.out / "calibration_vs_protocol.json").write_text(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()

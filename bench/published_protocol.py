@@ -1,0 +1,129 @@
+"""The published measurement protocol, in plain TRL + PEFT (no gacost code in the timed path).
+
+One split per process: build the model from an architecture config with random weights on
+the GPU, wrap it with PEFT LoRA, train with TRL's SFTTrainer for ``warmup + updates``
+optimizer updates on fixed-length synthetic sequences, and time every update between
+``on_step_end`` callbacks with ``torch.cuda.synchronize()``. Prints one JSON line.
+
+    python bench/published_protocol.py --config data/models/Qwen--Qwen3-1.7B.json \
+        --micro-batch 2 --grad-accum 2 --seq-len 512 --precision bf16
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+
+START = time.perf_counter()
+
+import torch  # noqa: E402
+from datasets import Dataset  # noqa: E402
+from peft import LoraConfig, get_peft_model  # noqa: E402
+from tokenizers import Tokenizer  # noqa: E402
+from tokenizers.models import WordLevel  # noqa: E402
+from transformers import (  # noqa: E402
+    AutoConfig,
+    AutoModelForCausalLM,
+    PreTrainedTokenizerFast,
+    TrainerCallback,
+)
+from trl import SFTConfig, SFTTrainer  # noqa: E402
+
+
+CUDA = torch.cuda.is_available()
+
+
+def sync() -> None:
+    if CUDA:
+        torch.cuda.synchronize()
+
+
+class Timer(TrainerCallback):  # type: ignore[misc]
+    """Seconds per optimizer update, on_step_end to on_step_end, synchronised."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+        self.last = 0.0
+
+    def on_train_begin(self, args, state, control, **kw):  # type: ignore[no-untyped-def]
+        sync()
+        self.last = time.perf_counter()
+
+    def on_step_end(self, args, state, control, **kw):  # type: ignore[no-untyped-def]
+        sync()
+        now = time.perf_counter()
+        self.times.append(now - self.last)
+        self.last = now
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--config", required=True)
+    p.add_argument("--micro-batch", type=int, required=True)
+    p.add_argument("--grad-accum", type=int, required=True)
+    p.add_argument("--seq-len", type=int, default=512)
+    p.add_argument("--precision", choices=("fp16", "bf16"), default="bf16")
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--updates", type=int, default=100)
+    p.add_argument("--rank", type=int, default=16)
+    p.add_argument("--alpha", type=float, default=32)
+    a = p.parse_args()
+    dtype = torch.bfloat16 if a.precision == "bf16" else torch.float16
+
+    raw = json.load(open(a.config))
+    cfg = {k: v for k, v in raw.items() if not k.startswith("_") and v is not None}
+    model_type = cfg.pop("model_type")
+    cfg.pop("torch_dtype", None)
+    config = AutoConfig.for_model(model_type, **cfg)
+    config.use_cache = False
+    torch.manual_seed(42)
+    with torch.device("cuda" if CUDA else "cpu"):
+        model = AutoModelForCausalLM.from_config(config, dtype=dtype)
+    model = get_peft_model(model, LoraConfig(r=a.rank, lora_alpha=a.alpha, lora_dropout=0.0,
+                                             bias="none", task_type="CAUSAL_LM",
+                                             target_modules="all-linear"))
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer(WordLevel({"<pad>": 0, "<eos>": 1, "<unk>": 2},
+                                             unk_token="<unk>")),
+        pad_token="<pad>", eos_token="<eos>", unk_token="<unk>")
+    model.config.pad_token_id, model.config.eos_token_id = 0, 1
+    batch = a.micro_batch * a.grad_accum
+    n = batch * (a.warmup + a.updates)
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(3, config.vocab_size, (n, a.seq_len), generator=g)
+    data = Dataset.from_dict({"input_ids": ids.tolist()})
+    timer = Timer()
+    with tempfile.TemporaryDirectory() as out:
+        args = SFTConfig(
+            output_dir=out, per_device_train_batch_size=a.micro_batch,
+            gradient_accumulation_steps=a.grad_accum, max_steps=a.warmup + a.updates,
+            max_length=a.seq_len, pad_to_multiple_of=a.seq_len, packing=False,
+            gradient_checkpointing=True, gradient_checkpointing_kwargs={"use_reentrant": False},
+            learning_rate=2e-4, lr_scheduler_type="constant", optim="adamw_torch",
+            logging_strategy="no", save_strategy="no", report_to="none", disable_tqdm=True,
+            fp16=a.precision == "fp16", bf16=a.precision == "bf16", dataloader_num_workers=0,
+            seed=42, data_seed=42, use_cpu=not CUDA)
+        trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tok,
+                             callbacks=[timer])
+        if CUDA:
+            torch.cuda.reset_peak_memory_stats()
+        t0 = time.perf_counter()
+        trainer.train()
+        train_s = time.perf_counter() - t0
+    timed = timer.times[a.warmup:]
+    print(json.dumps({
+        "split": f"{a.micro_batch}x{a.grad_accum}", "micro_batch": a.micro_batch,
+        "grad_accum": a.grad_accum, "warmup": a.warmup, "timed": len(timed),
+        "median_s": statistics.median(timed), "mean_s": statistics.fmean(timed),
+        "stdev_s": statistics.stdev(timed), "train_seconds": train_s,
+        "process_seconds": time.perf_counter() - START,
+        "peak_reserved_gib": torch.cuda.max_memory_reserved() / 2**30 if CUDA else None,
+        "gpu": torch.cuda.get_device_name() if CUDA else "cpu",
+    }))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+"""gacost calibration: time the job's real TRL + PEFT training on the attached GPU (or CPU).
+
+Only this package imports torch, transformers, trl and peft, and only inside the modules
+that need them (``sweep``, ``builder``, ``env``); ``stats`` is pure Python.
+"""

@@ -1,0 +1,143 @@
+"""``gacost calibrate`` end to end: job -> model on the device -> sweep -> profile."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from advisor import catalog
+from advisor.errors import CalibrationError
+from advisor.job import Job
+from advisor.profile import Profile, read_profile
+from calibration import builder
+from calibration.env import describe
+from calibration.sweep import SweepOptions, new_profile, run_sweep
+
+
+@dataclass(frozen=True)
+class CalibrateRequest:
+    """Everything the command line decides."""
+
+    job: Job
+    out: Path | None
+    splits: tuple[tuple[int, int], ...]
+    device: str = "auto"
+    vram_limit_gib: float | None = None
+    resume: bool = False
+    weights: str | None = None
+    data: str | None = None
+    tokenizer: str | None = None
+    warmup: int = 3
+    max_timed: int = 40
+    rel_tol: float = 0.02
+    progress: bool = True
+    inject_oom_above: int | None = None
+
+
+def quiet_libraries() -> None:
+    """Keep library logs and dataset progress bars out of the calibration output."""
+    import datasets
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    datasets.disable_progress_bars()
+
+
+def pick_device(name: str) -> torch.device:
+    """``auto`` is the first CUDA GPU if any, else the CPU."""
+    if name == "auto":
+        return torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise CalibrationError("--device: no CUDA GPU is visible; use --device cpu")
+    try:
+        return torch.device(name)
+    except RuntimeError as exc:
+        raise CalibrationError(f"--device: {exc}") from exc
+
+
+def default_out(gpu: str, model: str, fingerprint: str) -> Path:
+    """``<gpu>--<model>--<fingerprint>.json`` in the current folder."""
+    short = re.sub(r"[^A-Za-z0-9._-]+", "_", model.split("/")[-1])
+    return Path(f"{gpu}--{short}--{fingerprint[:8]}.json")
+
+
+def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
+    """Run the calibration and return the profile and where it was written."""
+    started = time.perf_counter()
+    quiet_libraries()
+    job = req.job
+    model_name, cfg = catalog.load_model_config(job.model)
+    device = pick_device(req.device)
+    builder.check_precision(job, device)
+    env = describe(device)
+    workload = job.workload(model_name)
+    out = req.out or default_out(env.gpu, model_name, workload.fingerprint())
+    options = SweepOptions(
+        splits=req.splits, warmup=req.warmup, max_timed=req.max_timed, rel_tol=req.rel_tol,
+        vram_limit_gib=req.vram_limit_gib, progress=req.progress,
+        inject_oom_above=req.inject_oom_above,
+    )
+    profile = _resume(out, workload.fingerprint(), env.gpu) if req.resume else None
+    if profile is None:
+        profile = new_profile(workload, env, options)
+    if job.method == "full":
+        raise CalibrationError("method: full fine-tunes are not calibrated yet; use lora")
+    torch.manual_seed(options.seed)
+    model = builder.build_model(cfg, job, device, req.weights)
+    model = builder.apply_lora(model, job, options.seed)
+    n = job.effective_batch * (options.warmup + options.max_timed)
+    if req.data:
+        tok = builder.load_tokenizer(req.tokenizer or req.weights or job.model)
+        dataset = builder.file_dataset(req.data, tok, job.sequence_length, n)
+    else:
+        tok = builder.placeholder_tokenizer()
+        vocab = int(cfg.get("vocab_size", 32000))
+        dataset = builder.synthetic_dataset(n, job.sequence_length, vocab, options.seed)
+    builder.align_special_tokens(model, tok)
+    setup = time.perf_counter() - started
+    final = run_sweep(model, tok, dataset, device, profile, options, out, setup_seconds=setup)
+    return final, out
+
+
+def _resume(out: Path, fingerprint: str, gpu: str) -> Profile | None:
+    if not out.exists():
+        return None
+    profile = read_profile(out)
+    if profile.fingerprint != fingerprint:
+        raise CalibrationError(
+            f"--resume: {out} is a profile of another workload; pass another --out"
+        )
+    if profile.gpu != gpu:
+        raise CalibrationError(
+            f"--resume: {out} was measured on {profile.gpu}, this is {gpu}; pass another --out"
+        )
+    return profile
+
+
+def parse_splits(text: str, effective_batch: int) -> tuple[tuple[int, int], ...]:
+    """``"1x4,2x2"`` -> ((1, 4), (2, 2)), each checked against the effective batch."""
+    out = []
+    for part in text.split(","):
+        found = re.fullmatch(r"\s*(\d+)\s*[xX*]\s*(\d+)\s*", part)
+        if not found:
+            raise CalibrationError(f"--splits: '{part}' is not of the form MxK (e.g. 2x2)")
+        m, k = int(found.group(1)), int(found.group(2))
+        if m <= 0 or k <= 0 or m * k != effective_batch:
+            raise CalibrationError(
+                f"--splits: {m}x{k} does not multiply to the job's effective_batch "
+                f"{effective_batch}"
+            )
+        out.append((m, k))
+    return tuple(sorted(set(out)))
+
+
+def parse_size_gib(text: str) -> float:
+    """``16GiB``, ``16GB`` (taken as GiB), ``24g`` or ``16`` -> GiB."""
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(gib|gb|g)?\s*", text.lower())
+    if not found or float(found.group(1)) <= 0:
+        raise CalibrationError(f"--vram-limit: '{text}' is not a size like 16GiB")
+    return float(found.group(1))

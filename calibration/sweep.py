@@ -1,0 +1,278 @@
+"""The calibration sweep: train every candidate split briefly with TRL and time it.
+
+One model load for the whole sweep; every split restarts from the same adapter weights
+and a fresh optimizer. Per split: ``warmup`` untimed updates, then timed updates until
+the median's CI is within ``rel_tol`` (or ``max_timed``), or the split is clearly slower
+than the best one so far. An out-of-memory split is a result (``oom``), and larger
+micro-batches are then skipped. The profile is rewritten atomically after every split.
+"""
+
+from __future__ import annotations
+
+import gc
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import torch
+from datasets import Dataset
+from transformers import PreTrainedTokenizerBase, TrainerCallback
+from transformers.trainer_callback import PrinterCallback, ProgressCallback
+from trl import SFTConfig, SFTTrainer
+
+from advisor.errors import CalibrationError, GacostError
+from advisor.profile import Profile, SplitResult, Workload, write_profile
+from advisor.records import GIB
+from calibration import stats
+from calibration.builder import adapter_state, restore_adapter
+from calibration.env import Environment
+from calibration.oom import is_oom
+
+
+class CalibrationInterrupted(GacostError):
+    """Ctrl-C during a sweep; the splits measured so far are kept."""
+
+    exit_code = 130
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    """How hard to measure."""
+
+    splits: tuple[tuple[int, int], ...]
+    warmup: int = 3
+    min_timed: int = 5
+    max_timed: int = 40
+    rel_tol: float = 0.02
+    drop_margin: float = 0.15
+    min_timed_for_drop: int = 3
+    vram_limit_gib: float | None = None
+    seed: int = 42
+    progress: bool = True
+    inject_oom_above: int | None = None  # tests: raise OOM for micro-batches above this
+
+
+class UpdateTimer(TrainerCallback):  # type: ignore[misc]
+    """Times each optimizer update (``on_step_end`` to ``on_step_end``, data fetch included)
+    with a device synchronisation at each boundary, and stops training when told to."""
+
+    def __init__(self, sync: Callable[[], None], should_stop: Callable[[list[float]], bool],
+                 bar: Any = None) -> None:
+        self.sync, self.should_stop, self.bar = sync, should_stop, bar
+        self.times: list[float] = []
+        self.last = 0.0
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+        self.sync()
+        self.last = time.perf_counter()
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+        self.sync()
+        now = time.perf_counter()
+        self.times.append(now - self.last)
+        self.last = now
+        if self.bar is not None:
+            self.bar.update(1)
+            self.bar.set_postfix_str(f"{self.times[-1]:.3f} s/update")
+        if self.should_stop(self.times):
+            control.should_training_stop = True
+
+
+def _sync_for(device: torch.device) -> Callable[[], None]:
+    if device.type == "cuda":
+        return lambda: torch.cuda.synchronize(device)
+    return lambda: None
+
+
+def _free(device: torch.device) -> None:
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats(device)
+
+
+def _inject_oom(model: torch.nn.Module, limit: int) -> Any:
+    def hook(_mod: Any, args: Any, kwargs: dict[str, Any]) -> None:
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        if ids is not None and ids.shape[0] > limit:
+            raise torch.OutOfMemoryError(
+                f"CUDA out of memory (injected: micro-batch {ids.shape[0]} > {limit})"
+            )
+    return model.register_forward_pre_hook(hook, with_kwargs=True)
+
+
+def _config(job_precision: str, m: int, k: int, steps: int, seq_len: int,
+            checkpointing: bool, device: torch.device, seed: int, out: str) -> SFTConfig:
+    return SFTConfig(
+        output_dir=out, per_device_train_batch_size=m, gradient_accumulation_steps=k,
+        max_steps=steps, max_length=seq_len, pad_to_multiple_of=seq_len, packing=False,
+        gradient_checkpointing=checkpointing,
+        gradient_checkpointing_kwargs={"use_reentrant": False} if checkpointing else None,
+        learning_rate=2e-4, lr_scheduler_type="constant", optim="adamw_torch",
+        logging_strategy="no", save_strategy="no", report_to="none", disable_tqdm=True,
+        fp16=job_precision == "fp16", bf16=job_precision == "bf16",
+        dataloader_num_workers=0, seed=seed, data_seed=seed, use_cpu=device.type != "cuda",
+    )
+
+
+@dataclass
+class _Split:
+    """What the measurement of one split needs."""
+
+    model: torch.nn.Module
+    tokenizer: PreTrainedTokenizerBase
+    dataset: Dataset
+    device: torch.device
+    workload: Workload
+    options: SweepOptions
+
+
+def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResult:
+    """Train split m x k until its time per update is known; OOM becomes a result."""
+    o, device = ctx.options, ctx.device
+    _free(device)
+    state = {"dropped": False}
+
+    def should_stop(times: list[float]) -> bool:
+        timed = times[o.warmup:]
+        if stats.is_stable(timed, o.rel_tol, o.min_timed):
+            return True
+        if stats.clearly_slower(timed, best, o.drop_margin, o.min_timed_for_drop):
+            state["dropped"] = True
+            return True
+        return False
+
+    bar = None
+    if o.progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=o.warmup + o.max_timed, desc=f"split {m}x{k}", unit="update",
+                   leave=True)
+    timer = UpdateTimer(_sync_for(device), should_stop, bar)
+    hook = _inject_oom(ctx.model, o.inject_oom_above) if o.inject_oom_above else None
+    started = time.perf_counter()
+    try:
+        with tempfile.TemporaryDirectory(prefix="gacost-calib-") as out:
+            args = _config(ctx.workload.precision, m, k, o.warmup + o.max_timed,
+                           ctx.workload.sequence_length, ctx.workload.gradient_checkpointing,
+                           device, o.seed, out)
+            trainer = SFTTrainer(model=ctx.model, args=args, train_dataset=ctx.dataset,
+                                 processing_class=ctx.tokenizer, callbacks=[timer])
+            for quiet in (PrinterCallback, ProgressCallback):
+                trainer.remove_callback(quiet)
+            trainer.train()
+            del trainer
+    except Exception as exc:  # noqa: BLE001 - every failure of a split is recorded
+        wall = time.perf_counter() - started
+        if not is_oom(exc):
+            raise CalibrationError(f"split {m}x{k} failed: {type(exc).__name__}: {exc}") from exc
+        peak = _peak(device)
+        _free(device)
+        return SplitResult(m, k, "oom", peak_allocated_gib=peak[0], peak_reserved_gib=peak[1],
+                           wall_seconds=round(wall, 3),
+                           note=f"out of memory: {str(exc).splitlines()[0][:160]}")
+    finally:
+        if hook is not None:
+            hook.remove()
+        if bar is not None:
+            bar.close()
+    wall = time.perf_counter() - started
+    peak = _peak(device)
+    timed = timer.times[o.warmup:]
+    if not timed:
+        raise CalibrationError(
+            f"split {m}x{k}: no timed update (dataset too small for warmup {o.warmup})"
+        )
+    med = stats.median(timed)
+    return SplitResult(
+        m, k, "dropped" if state["dropped"] else "ok",
+        seconds_per_update=round(med, 6), iqr_seconds=round(stats.iqr(timed), 6),
+        update_times=tuple(round(t, 6) for t in timer.times),
+        peak_allocated_gib=peak[0], peak_reserved_gib=peak[1],
+        tokens_per_s=round(m * k * ctx.workload.sequence_length / med, 1),
+        warmup_updates=min(o.warmup, len(timer.times)), timed_updates=len(timed),
+        wall_seconds=round(wall, 3),
+        note="clearly slower than the best split; timed briefly" if state["dropped"] else "",
+    )
+
+
+def _peak(device: torch.device) -> tuple[float | None, float | None]:
+    if device.type != "cuda":
+        return None, None
+    return (round(torch.cuda.max_memory_allocated(device) / GIB, 3),
+            round(torch.cuda.max_memory_reserved(device) / GIB, 3))
+
+
+def new_profile(workload: Workload, env: Environment, options: SweepOptions) -> Profile:
+    """An empty profile for this run."""
+    host = dict(env.host)
+    return Profile(
+        gpu=env.gpu, gpu_memory_gib=env.memory_gib, raw_gpu_name=env.raw_gpu_name,
+        workload=workload, splits=(), source="measured by gacost calibrate",
+        provenance=(f"warm-up {options.warmup} updates, then timed until the median's 95% CI "
+                    f"is within +-{options.rel_tol:.0%} (min {options.min_timed}, max "
+                    f"{options.max_timed}); seed {options.seed}"),
+        host=host, software=dict(env.software), gpu_seconds=0.0,
+        vram_limit_gib=options.vram_limit_gib,
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+
+
+def run_sweep(
+    model: torch.nn.Module,
+    tokenizer: PreTrainedTokenizerBase,
+    dataset: Dataset,
+    device: torch.device,
+    profile: Profile,
+    options: SweepOptions,
+    out: Path,
+    setup_seconds: float = 0.0,
+) -> Profile:
+    """Measure every split not yet in ``profile``; rewrite ``out`` after each one."""
+    ctx = _Split(model, tokenizer, dataset, device, profile.workload, options)
+    initial = adapter_state(model)
+    if options.vram_limit_gib is not None and device.type == "cuda":
+        total = torch.cuda.get_device_properties(device).total_memory / GIB
+        if options.vram_limit_gib >= total:
+            raise CalibrationError(
+                f"--vram-limit: {options.vram_limit_gib:g} GiB is not below this GPU's "
+                f"{total:.1f} GiB"
+            )
+        torch.cuda.set_per_process_memory_fraction(options.vram_limit_gib / total, device)
+    gpu_seconds = (profile.gpu_seconds or 0.0) + setup_seconds
+    profile = replace(profile, gpu_seconds=round(gpu_seconds, 3))
+    write_profile(out, profile)
+    oom_at: int | None = min(
+        (s.micro_batch for s in profile.splits if s.status == "oom"), default=None
+    )
+    try:
+        for m, k in options.splits:
+            done = profile.split(m, k)
+            if done is not None and done.status != "error":
+                continue
+            if oom_at is not None and m > oom_at:
+                result = SplitResult(m, k, "skipped", note=f"not run: micro-batch {oom_at} "
+                                     "ran out of memory")
+            else:
+                restore_adapter(model, initial)
+                result = measure_split(ctx, m, k, _best(profile.splits))
+                if result.status == "oom":
+                    oom_at = m if oom_at is None else min(oom_at, m)
+            gpu_seconds += result.wall_seconds or 0.0
+            profile = replace(profile.with_split(result), gpu_seconds=round(gpu_seconds, 3))
+            write_profile(out, profile)
+    except KeyboardInterrupt:
+        kept = len(profile.splits)
+        raise CalibrationInterrupted(
+            f"interrupted: {kept} split(s) kept in {out}; run again with --resume to finish"
+        ) from None
+    return profile
+
+
+def _best(splits: Sequence[SplitResult]) -> float | None:
+    times = [s.seconds_per_update for s in splits if s.status == "ok" and s.seconds_per_update]
+    return min(times) if times else None

@@ -1,0 +1,532 @@
+"""Parse a SkyPilot catalog ``vms.csv`` (schema v8) into normalised :class:`Offer` rows.
+
+Columns are read by header name (their order differs per cloud). The per-cloud quirks
+handled here are listed in ``data/prices/SOURCES.md``; in short:
+
+* GCP stores host VMs and attached GPUs as separate rows: they are joined per zone
+  into host + GPU rates (a2/a3/g2 families, and n1 + T4/V100 on a default n1 host).
+* One row per availability zone is collapsed to one offer per region: on-demand is the
+  lowest zone price (zones agree in practice), spot the cheapest regular zone's (AWS
+  Local Zones count only where no regular zone has a spot price).
+* A zero price means "unknown"; a spot price equal to on-demand means "no spot".
+* GPU counts and names come from small fix and inference tables (Azure ND H100 v5 says
+  12 GPUs but has 8); per-GPU memory is derived from ``GpuInfo`` per cloud.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+from advisor.errors import PricingError
+from advisor.records import Offer
+from pricing.gpu_names import canonical_gpu
+from pricing.quality import is_low_outlier, regional_medians
+
+REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
+OPTIONAL_COLUMNS = ("vCPUs", "MemoryGiB", "GpuInfo", "SpotPrice", "AvailabilityZone")
+
+# Drop and adjustment reasons, as they appear in the reports.
+NO_ACCELERATOR = "no accelerator (CPU or host-only row)"
+NOT_A_GPU = "accelerator is not a GPU"
+COUNT_UNKNOWN = "accelerator count unknown"
+NO_PRICE = "no on-demand or spot price"
+NO_REGION = "no region"
+GCP_GPU_UNMATCHED = "gcp GPU price with no host row in its zone"
+GCP_HOST_UNMATCHED = "gcp GPU host with no GPU price in its zone"
+GCP_GPU_OUTLIER = "gcp GPU price below half its median across regions"
+GCP_SPOT_ABOVE = "gcp GPU spot above its on-demand (spot cleared)"
+COUNT_FIXED = "gpu count corrected"
+NAME_INFERRED = "accelerator inferred from instance name"
+SPOT_IS_ON_DEMAND = "spot equal to on-demand cleared"
+ZERO_PRICE = "zero price treated as unknown"
+ZONES_MERGED = "zone rows merged into their region"
+ZONE_PRICES_DIFFER = "on-demand differs across zones (lowest kept)"
+LOCAL_ZONE_SPOT = "local-zone spot ignored (a regular zone has spot)"
+HOST_SPECS_CLEARED = "normalised vCPU/RAM cleared"
+
+# Wrong GPU counts in the catalog: (provider, instance type) -> real count.
+_COUNT_FIXES: dict[tuple[str, str], float] = {
+    ("azure", "Standard_ND96isr_H100_v5"): 8.0,  # the catalog says 12
+}
+
+# Blank AcceleratorName: instance-name pattern -> (accelerator, count or None if unknown).
+_INFERRED_ACCELERATORS: tuple[tuple[re.Pattern[str], str, float | None], ...] = (
+    (re.compile(r"^Standard_NCC\d+ads_H100_v5$"), "H100", 1.0),  # confidential NC H100 v5
+    (re.compile(r"^Standard_NC\d+ads_A10_v4$"), "A10", None),  # GPU share per size unsure
+)
+
+# Clouds whose vCPU/RAM columns are placeholders, not a real host.
+_PLACEHOLDER_HOST_SPECS = frozenset({"vast"})
+# Clouds whose TotalGpuMemoryInMiB is per GPU (not multiplied by the count).
+_TOTAL_MEMORY_PER_GPU = frozenset({"lambda"})
+
+
+@dataclass(frozen=True)
+class _GcpHost:
+    """A GCP machine family with built-in GPUs; group 1 of ``pattern`` gives the count."""
+
+    pattern: re.Pattern[str]
+    accelerator: str
+    counts: dict[str, int] | None = None  # group 1 -> GPU count, where it is not the count
+
+
+_GCP_HOSTS: tuple[_GcpHost, ...] = (
+    _GcpHost(re.compile(r"^a2-highgpu-(\d+)g$"), "A100"),
+    _GcpHost(re.compile(r"^a2-megagpu-(\d+)g$"), "A100"),
+    _GcpHost(re.compile(r"^a2-ultragpu-(\d+)g$"), "A100-80GB"),
+    _GcpHost(re.compile(r"^a3-highgpu-(\d+)g$"), "H100"),
+    _GcpHost(re.compile(r"^a3-edgegpu-(\d+)g$"), "H100"),
+    _GcpHost(re.compile(r"^a3-megagpu-(\d+)g$"), "H100-MEGA"),
+    _GcpHost(re.compile(r"^a3-ultragpu-(\d+)g$"), "H200"),
+    _GcpHost(
+        re.compile(r"^g2-standard-(\d+)$"),
+        "L4",
+        {"4": 1, "8": 1, "12": 1, "16": 1, "32": 1, "24": 2, "48": 4, "96": 8},
+    ),
+)
+# GPUs attached to general n1 VMs, and the n1 host used for each GPU count.
+_GCP_N1_GPUS = frozenset({"T4", "V100", "P100", "P4"})
+_GCP_N1_HOSTS: dict[int, str] = {
+    1: "n1-highmem-8",
+    2: "n1-highmem-16",
+    4: "n1-highmem-32",
+    8: "n1-highmem-64",
+}
+
+_AWS_REGULAR_ZONE = re.compile(r"^[a-z]+\d+-az\d+$")
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """Offers of one catalog plus what was dropped or adjusted, counted per reason."""
+
+    offers: tuple[Offer, ...]
+    rows: int
+    dropped: dict[str, int] = field(default_factory=dict)
+    adjusted: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Row:
+    """One catalog row with its cells parsed."""
+
+    line: int
+    instance_type: str
+    accelerator: str
+    count: float | None
+    vcpus: float | None
+    ram_gib: float | None
+    gpu_memory_gib: float | None
+    price: float | None
+    spot: float | None
+    region: str
+    zone: str
+
+
+@dataclass
+class _Report:
+    dropped: Counter[str] = field(default_factory=Counter)
+    adjusted: Counter[str] = field(default_factory=Counter)
+
+
+def parse_catalog(text: str, provider: str, *, source: str, fetched_at: str) -> ParseResult:
+    """Parse one cloud's SkyPilot v8 ``vms.csv`` text into per-region offers.
+
+    Raises :class:`PricingError` for an empty or malformed file, a missing column or an
+    unparsable cell; rows that are merely unusable are dropped and counted instead.
+    """
+    provider = provider.strip().lower()
+    report = _Report()
+    rows = _read_rows(text, provider, source, report)
+    if provider == "gcp":
+        zonal = _gcp_offers(rows, provider, source, fetched_at, report)
+    else:
+        zonal = _plain_offers(rows, provider, source, fetched_at, report)
+    offers = _collapse_zones(zonal, provider, report)
+    offers.sort(key=lambda o: (o.instance_type, o.region))
+    return ParseResult(tuple(offers), len(rows), dict(report.dropped), dict(report.adjusted))
+
+
+# --- reading -------------------------------------------------------------------------
+
+
+def _read_rows(text: str, provider: str, source: str, report: _Report) -> list[_Row]:
+    if not text.strip():
+        raise PricingError(f"{source}: the catalog is empty; fetch or copy it again")
+    reader = csv.reader(io.StringIO(text), strict=True)
+    try:
+        header = [h.strip() for h in next(reader)]
+        _check_header(header, source)
+        rows = []
+        for record in reader:
+            if not record:
+                continue
+            if len(record) != len(header):
+                raise PricingError(
+                    f"{source} line {reader.line_num}: {len(record)} fields but the header "
+                    f"has {len(header)} (truncated or malformed file?); fetch it again"
+                )
+            cells = dict(zip(header, record, strict=True))
+            rows.append(_parse_row(cells, reader.line_num, provider, source, report))
+    except csv.Error as exc:
+        raise PricingError(
+            f"{source} line {reader.line_num}: malformed CSV ({exc}); fetch it again"
+        ) from exc
+    return rows
+
+
+def _check_header(header: list[str], source: str) -> None:
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    if missing:
+        raise PricingError(
+            f"{source}: not a SkyPilot v8 vms.csv, missing column(s) {', '.join(missing)} "
+            f"(header: {','.join(header)[:200]})"
+        )
+
+
+def _parse_row(
+    cells: dict[str, str], line: int, provider: str, source: str, report: _Report
+) -> _Row:
+    def num(column: str) -> float | None:
+        return _number(cells.get(column, ""), column, line, source)
+
+    count = num("AcceleratorCount")
+    info = _gpu_info(cells.get("GpuInfo", ""), line, source)
+    price, spot = _clean_prices(num("Price"), num("SpotPrice"), report)
+    placeholder = provider in _PLACEHOLDER_HOST_SPECS
+    if placeholder:
+        report.adjusted[HOST_SPECS_CLEARED] += 1
+    return _Row(
+        line=line,
+        instance_type=cells["InstanceType"].strip(),
+        accelerator=cells["AcceleratorName"].strip(),
+        count=count,
+        vcpus=None if placeholder else num("vCPUs"),
+        ram_gib=None if placeholder else num("MemoryGiB"),
+        gpu_memory_gib=_gpu_memory_gib(info, count, provider),
+        price=price,
+        spot=spot,
+        region=_clean_region(cells["Region"]),
+        zone=cells.get("AvailabilityZone", "").strip(),
+    )
+
+
+def _number(value: str, column: str, line: int, source: str) -> float | None:
+    text = value.strip()
+    if not text or text.lower() == "nan":
+        return None
+    try:
+        number = float(text)
+    except ValueError:
+        raise PricingError(
+            f"{source} line {line}, column {column}: {value!r} is not a number"
+        ) from None
+    return None if math.isnan(number) else number
+
+
+def _gpu_info(value: str, line: int, source: str) -> object:
+    """``GpuInfo`` as a dict (a Python literal), a bare name, or None when empty."""
+    text = value.strip()
+    if not text.startswith("{"):
+        return text or None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError) as exc:
+        raise PricingError(
+            f"{source} line {line}, column GpuInfo: not a Python dict literal ({exc})"
+        ) from None
+
+
+def _gpu_memory_gib(info: object, count: float | None, provider: str) -> float | None:
+    """Memory of one whole GPU in GiB (RunPod writes GB into the MiB fields)."""
+    if not isinstance(info, dict):
+        return None
+    gpus = info.get("Gpus")
+    first = gpus[0] if isinstance(gpus, list) and gpus and isinstance(gpus[0], dict) else {}
+    memory_info = first.get("MemoryInfo")
+    per_gpu = memory_info.get("SizeInMiB") if isinstance(memory_info, dict) else None
+    total = info.get("TotalGpuMemoryInMiB")
+    mib: object = per_gpu
+    if provider in _TOTAL_MEMORY_PER_GPU:
+        mib = per_gpu if per_gpu is not None else total
+    elif isinstance(total, int | float) and count:
+        mib = total / count  # also right for fractional GPUs and Vast's totals
+    if not isinstance(mib, int | float) or mib <= 0:
+        return None
+    gib = float(mib) if mib < 512 else mib / 1024
+    return round(gib, 2)
+
+
+def _clean_prices(
+    price: float | None, spot: float | None, report: _Report
+) -> tuple[float | None, float | None]:
+    if price == 0 or spot == 0:
+        report.adjusted[ZERO_PRICE] += 1
+    price = None if price == 0 else price
+    spot = None if spot == 0 else spot
+    if price is not None and spot is not None and math.isclose(spot, price, rel_tol=1e-5):
+        report.adjusted[SPOT_IS_ON_DEMAND] += 1
+        spot = None
+    return price, spot
+
+
+def _clean_region(value: str) -> str:
+    """Trim a region; Vast's "State, CC, continent" loses empty parts (", US, NA")."""
+    if "," not in value:
+        return value.strip()
+    return ", ".join(part.strip() for part in value.split(",") if part.strip())
+
+
+# --- rows to zonal offers ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Zonal:
+    zone: str
+    offer: Offer
+
+
+def _plain_offers(
+    rows: Iterable[_Row], provider: str, source: str, fetched_at: str, report: _Report
+) -> list[_Zonal]:
+    zonal = []
+    for row in rows:
+        offer = _row_offer(row, provider, source, fetched_at, report)
+        if offer is not None:
+            zonal.append(_Zonal(row.zone, offer))
+    return zonal
+
+
+def _row_offer(
+    row: _Row, provider: str, source: str, fetched_at: str, report: _Report
+) -> Offer | None:
+    accelerator, count = _accelerator(row, provider, report)
+    if not accelerator:
+        report.dropped[NO_ACCELERATOR] += 1
+        return None
+    if count is None or count <= 0:
+        report.dropped[COUNT_UNKNOWN] += 1
+        return None
+    return _make_offer(row, row, accelerator, count, provider, source, fetched_at, report)
+
+
+def _accelerator(row: _Row, provider: str, report: _Report) -> tuple[str, float | None]:
+    name, count = row.accelerator, row.count
+    if not name:
+        for pattern, inferred, inferred_count in _INFERRED_ACCELERATORS:
+            if pattern.match(row.instance_type):
+                name, count = inferred, inferred_count
+                if count is not None:
+                    report.adjusted[NAME_INFERRED] += 1
+                break
+    fixed = _COUNT_FIXES.get((provider, row.instance_type))
+    if name and fixed is not None and fixed != count:
+        report.adjusted[COUNT_FIXED] += 1
+        count = fixed
+    return name, count
+
+
+def _make_offer(
+    host: _Row,
+    gpu_row: _Row,
+    accelerator: str,
+    count: float,
+    provider: str,
+    source: str,
+    fetched_at: str,
+    report: _Report,
+    instance_type: str | None = None,
+) -> Offer | None:
+    """Build one zonal offer from a host row and the row carrying the GPU and its price."""
+    instance = instance_type or host.instance_type
+    gpu = canonical_gpu(accelerator, memory_gib=gpu_row.gpu_memory_gib, instance_type=instance)
+    if gpu is None:
+        report.dropped[NOT_A_GPU] += 1
+        return None
+    if not host.region:
+        report.dropped[NO_REGION] += 1
+        return None
+    price, spot = host.price, host.spot
+    if host is not gpu_row:
+        price, spot = _add(host.price, gpu_row.price), _add(host.spot, _gpu_spot(gpu_row, report))
+        price, spot = _clean_prices(price, spot, report)
+    return Offer(
+        provider=provider,
+        region=host.region,
+        instance_type=instance,
+        gpu=gpu,
+        gpu_count=count,
+        gpu_memory_gib=gpu_row.gpu_memory_gib,
+        vcpus=host.vcpus,
+        ram_gib=host.ram_gib,
+        price_hour=price,
+        spot_hour=spot,
+        source=source,
+        fetched_at=fetched_at,
+    )
+
+
+def _gpu_spot(gpu_row: _Row, report: _Report) -> float | None:
+    """A GCP GPU-only row's spot price, None when it is above its on-demand price."""
+    if gpu_row.spot is not None and gpu_row.price is not None and gpu_row.spot > gpu_row.price:
+        report.adjusted[GCP_SPOT_ABOVE] += 1
+        return None
+    return gpu_row.spot
+
+
+def _add(a: float | None, b: float | None) -> float | None:
+    """Host price + GPU price, or None when either is unknown."""
+    if a is None or b is None:
+        return None
+    return round(a + b, 6)
+
+
+# --- GCP: host + GPU -----------------------------------------------------------------
+
+
+_GpuKey = tuple[str, str, int]  # (zone, accelerator, count) of a GCP GPU-only row
+
+
+def _gcp_offers(
+    rows: list[_Row], provider: str, source: str, fetched_at: str, report: _Report
+) -> list[_Zonal]:
+    hosts, gpus, complete = _gcp_split(rows, report)
+    outliers = _gcp_gpu_outliers(gpus)
+    zonal = _plain_offers(complete, provider, source, fetched_at, report)
+    used: set[_GpuKey] = set()
+    for host, key, name in _gcp_pairs(hosts, gpus, report):
+        used.add(key)
+        if key in outliers:
+            report.dropped[GCP_GPU_OUTLIER] += 1
+            continue
+        offer = _make_offer(
+            host, gpus[key], key[1], float(key[2]), provider, source, fetched_at, report, name
+        )
+        if offer is not None:
+            zonal.append(_Zonal(host.zone, offer))
+    _add_count(report.dropped, GCP_GPU_UNMATCHED, len(gpus) - len(used))
+    return zonal
+
+
+def _gcp_split(
+    rows: list[_Row], report: _Report
+) -> tuple[dict[tuple[str, str], _Row], dict[_GpuKey, _Row], list[_Row]]:
+    """Host-only rows by (zone, type), GPU-only rows by key, and complete rows."""
+    hosts: dict[tuple[str, str], _Row] = {}
+    gpus: dict[_GpuKey, _Row] = {}
+    complete: list[_Row] = []
+    for row in rows:
+        zone = row.zone or row.region
+        if row.instance_type and row.accelerator:
+            complete.append(row)
+        elif row.instance_type:
+            hosts[(zone, row.instance_type)] = row
+        elif not row.accelerator:
+            report.dropped[NO_ACCELERATOR] += 1
+        elif not row.count or row.count != int(row.count):
+            report.dropped[COUNT_UNKNOWN] += 1
+        else:
+            gpus[(zone, row.accelerator, int(row.count))] = row
+    return hosts, gpus, complete
+
+
+def _gcp_pairs(
+    hosts: dict[tuple[str, str], _Row], gpus: dict[_GpuKey, _Row], report: _Report
+) -> list[tuple[_Row, _GpuKey, str | None]]:
+    """(host row, GPU key, instance name for n1 combinations) for every match in a zone."""
+    pairs: list[tuple[_Row, _GpuKey, str | None]] = []
+    used_hosts: set[tuple[str, str]] = set()
+    for (zone, name), host in hosts.items():
+        attached = _gcp_builtin_gpu(name)
+        if attached is None:
+            continue
+        used_hosts.add((zone, name))
+        key = (zone, attached[0], attached[1])
+        if key in gpus:
+            pairs.append((host, key, None))
+        else:
+            report.dropped[GCP_HOST_UNMATCHED] += 1
+    for key in gpus:
+        zone, accelerator, count = key
+        n1 = _GCP_N1_HOSTS.get(count)
+        if n1 and accelerator in _GCP_N1_GPUS and (zone, n1) in hosts:
+            used_hosts.add((zone, n1))
+            pairs.append((hosts[(zone, n1)], key, f"{n1}+{count}x{accelerator}"))
+    _add_count(report.dropped, NO_ACCELERATOR, len(hosts) - len(used_hosts))
+    return pairs
+
+
+def _gcp_gpu_outliers(gpus: dict[_GpuKey, _Row]) -> set[_GpuKey]:
+    """GPU-only rows priced like a low outlier (the rule of :mod:`pricing.quality`).
+
+    Checked on the GPU part, per accelerator across regions, because adding the host
+    price would hide a GPU price that is half what other regions charge.
+    """
+    medians = regional_medians(
+        (key[1], row.region, row.price / key[2]) for key, row in gpus.items() if row.price
+    )
+    return {
+        key
+        for key, row in gpus.items()
+        if row.price and key[1] in medians and is_low_outlier(row.price / key[2], medians[key[1]])
+    }
+
+
+def _add_count(counter: Counter[str], reason: str, n: int) -> None:
+    if n > 0:
+        counter[reason] += n
+
+
+def _gcp_builtin_gpu(instance_type: str) -> tuple[str, int] | None:
+    for host in _GCP_HOSTS:
+        match = host.pattern.match(instance_type)
+        if match:
+            group = match.group(1)
+            count = host.counts.get(group) if host.counts is not None else int(group)
+            return (host.accelerator, count) if count else None
+    return None
+
+
+# --- zones to regions ----------------------------------------------------------------
+
+
+def _collapse_zones(zonal: list[_Zonal], provider: str, report: _Report) -> list[Offer]:
+    groups: dict[tuple[str, str, str, float], list[_Zonal]] = defaultdict(list)
+    for item in zonal:
+        o = item.offer
+        groups[(o.instance_type, o.region, o.gpu, o.gpu_count)].append(item)
+    offers = []
+    for items in groups.values():
+        _add_count(report.adjusted, ZONES_MERGED, len(items) - 1)
+        merged = _merge_zones(items, provider, report)
+        if merged.price_hour is None and merged.spot_hour is None:
+            report.dropped[NO_PRICE] += len(items)
+            continue
+        offers.append(merged)
+    return offers
+
+
+def _merge_zones(items: list[_Zonal], provider: str, report: _Report) -> Offer:
+    prices = {i.offer.price_hour for i in items if i.offer.price_hour is not None}
+    if len(prices) > 1:
+        report.adjusted[ZONE_PRICES_DIFFER] += 1
+    regular = [i.offer.spot_hour for i in items if not _is_local_zone(provider, i.zone)]
+    local = [i.offer.spot_hour for i in items if _is_local_zone(provider, i.zone)]
+    regular_spots = [s for s in regular if s is not None]
+    local_spots = [s for s in local if s is not None]
+    spot = min(regular_spots or local_spots, default=None)
+    if regular_spots and local_spots and min(local_spots) < min(regular_spots):
+        report.adjusted[LOCAL_ZONE_SPOT] += 1
+    return replace(items[0].offer, price_hour=min(prices, default=None), spot_hour=spot)
+
+
+def _is_local_zone(provider: str, zone: str) -> bool:
+    """AWS Local/Wavelength Zones (``usw2-lax1-az1``): opt-in, often odd spot prices."""
+    return provider == "aws" and bool(zone) and not _AWS_REGULAR_ZONE.match(zone)

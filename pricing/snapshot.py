@@ -1,0 +1,265 @@
+"""The embedded price snapshot: ``prices/snapshot.csv`` plus ``prices/snapshot.json``.
+
+The CSV has exactly the columns of :data:`HEADER` (an empty cell is None); prices are USD
+per instance-hour with at most 6 decimals. The JSON holds ``{"as_of", "sources", "rows"}``.
+Both live in the package ``gacost_data`` (the repository's ``data/`` directory) and are
+rebuilt by ``python -m pricing.build_snapshot``. Every write is atomic.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import math
+import os
+import stat
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from advisor.errors import DataError
+from advisor.records import Offer
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
+HEADER: tuple[str, ...] = (
+    "provider", "region", "instance_type", "gpu", "gpu_count", "gpu_memory_gib",
+    "vcpus", "ram_gib", "price_hour", "spot_hour", "source", "fetched_at",
+)  # fmt: skip
+_TEXT_COLUMNS = ("provider", "region", "instance_type", "gpu", "source", "fetched_at")
+_OPTIONAL_NUMBERS = ("gpu_memory_gib", "vcpus", "ram_gib", "price_hour", "spot_hour")
+_FIX = "regenerate it with `python -m pricing.build_snapshot` or restore it from git"
+_DATA_PACKAGE = "gacost_data"
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    """The offers of one price snapshot, where they come from, and their date."""
+
+    offers: tuple[Offer, ...]
+    source: str
+    as_of: str
+
+
+# --- reading -------------------------------------------------------------------------
+
+
+def read_offers_csv(source: str | os.PathLike[str], *, name: str | None = None) -> list[Offer]:
+    """Read offers from a snapshot CSV file, or from its text.
+
+    A path object is always a file; a string is CSV text when it holds a newline or a
+    comma, and a file name otherwise. Any defect raises :class:`DataError` naming the
+    file, the row (1 = header) and the column.
+    """
+    if isinstance(source, str) and ("\n" in source or "," in source):
+        return parse_offers_csv(source, name or "<price CSV text>")
+    path = Path(source)
+    return parse_offers_csv(_read_file(path), name or str(path))
+
+
+def parse_offers_csv(text: str, name: str) -> list[Offer]:
+    """Parse snapshot CSV ``text``; ``name`` is used in error messages."""
+    if not text.strip():
+        raise DataError(f"{name}: the price file is empty; {_FIX}")
+    reader = csv.reader(io.StringIO(text), strict=True)
+    try:
+        _check_header(next(reader), name)
+        offers = [_parse_record(r, reader.line_num, name) for r in reader if r]
+    except csv.Error as exc:
+        raise DataError(f"{name} row {reader.line_num}: malformed CSV ({exc}); {_FIX}") from exc
+    if not offers:
+        raise DataError(f"{name}: the price file has a header but no offers; {_FIX}")
+    return offers
+
+
+def _read_file(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataError(f"{path}: price file not found; {_FIX}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read the price file ({exc}); {_FIX}") from None
+
+
+def _check_header(header: list[str], name: str) -> None:
+    missing = [c for c in HEADER if c not in header]
+    extra = [c for c in header if c not in HEADER]
+    if missing or extra or len(header) != len(HEADER):
+        detail = f"missing column(s) {', '.join(missing)}" if missing else ""
+        if extra:
+            detail += ("; " if detail else "") + f"unexpected column(s) {', '.join(extra)}"
+        raise DataError(
+            f"{name} row 1: bad header ({detail or 'duplicate columns'}); "
+            f"expected {','.join(HEADER)}; {_FIX}"
+        )
+
+
+def _parse_record(record: list[str], row: int, name: str) -> Offer:
+    if len(record) != len(HEADER):
+        raise DataError(f"{name} row {row}: {len(record)} cells, expected {len(HEADER)}; {_FIX}")
+    cells = dict(zip(HEADER, record, strict=True))
+    where = f"{name} row {row}, column"
+    for column in _TEXT_COLUMNS:
+        if not cells[column].strip():
+            raise DataError(f"{where} {column}: empty; {_FIX}")
+    count = _number(cells["gpu_count"], f"{where} gpu_count")
+    if count is None or count <= 0:
+        raise DataError(f"{where} gpu_count: must be a number > 0; {_FIX}")
+    values = {c: _number(cells[c], f"{where} {c}") for c in _OPTIONAL_NUMBERS}
+    if values["price_hour"] is None and values["spot_hour"] is None:
+        raise DataError(f"{where} price_hour: empty, and so is spot_hour; {_FIX}")
+    return Offer(
+        provider=cells["provider"].strip(),
+        region=cells["region"].strip(),
+        instance_type=cells["instance_type"].strip(),
+        gpu=cells["gpu"].strip(),
+        gpu_count=count,
+        gpu_memory_gib=values["gpu_memory_gib"],
+        vcpus=values["vcpus"],
+        ram_gib=values["ram_gib"],
+        price_hour=values["price_hour"],
+        spot_hour=values["spot_hour"],
+        source=cells["source"].strip(),
+        fetched_at=cells["fetched_at"].strip(),
+    )
+
+
+def _number(value: str, where: str) -> float | None:
+    text = value.strip()
+    if not text:
+        return None
+    try:
+        number = float(text)
+    except ValueError:
+        raise DataError(f"{where}: {value!r} is not a number; {_FIX}") from None
+    if not math.isfinite(number) or number < 0:
+        raise DataError(f"{where}: {value!r} is not a finite number >= 0; {_FIX}")
+    return number
+
+
+# --- writing -------------------------------------------------------------------------
+
+
+def write_offers_csv(path: str | os.PathLike[str], offers: Iterable[Offer]) -> None:
+    """Write offers as snapshot CSV, atomically: the old file stays if anything fails."""
+    with atomic_writer(Path(path)) as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(HEADER)
+        for offer in offers:
+            writer.writerow(_offer_cells(offer))
+
+
+def write_snapshot(
+    directory: str | os.PathLike[str],
+    offers: Sequence[Offer],
+    *,
+    as_of: str,
+    sources: Sequence[str],
+) -> None:
+    """Write ``snapshot.csv`` and then ``snapshot.json`` into ``directory``, each atomically."""
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_offers_csv(folder / "snapshot.csv", offers)
+    meta = {"as_of": as_of, "sources": list(sources), "rows": len(offers)}
+    with atomic_writer(folder / "snapshot.json") as handle:
+        handle.write(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+
+
+@contextlib.contextmanager
+def atomic_writer(path: Path) -> Iterator[TextIO]:
+    """Yield a text handle on a temp file next to ``path``; ``os.replace`` it on success."""
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
+        tmp.chmod(mode)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _offer_cells(offer: Offer) -> list[str]:
+    return [
+        offer.provider,
+        offer.region,
+        offer.instance_type,
+        offer.gpu,
+        _format(offer.gpu_count),
+        _format(offer.gpu_memory_gib),
+        _format(offer.vcpus),
+        _format(offer.ram_gib),
+        _format(offer.price_hour),
+        _format(offer.spot_hour),
+        offer.source,
+        offer.fetched_at,
+    ]
+
+
+def _format(value: float | None) -> str:
+    if value is None:
+        return ""
+    rounded = round(float(value), 6)
+    if rounded.is_integer():
+        return str(int(rounded))
+    return repr(rounded)
+
+
+# --- the embedded snapshot -------------------------------------------------------------
+
+
+def load_snapshot(folder: Traversable | None = None) -> PriceTable:
+    """Load the embedded snapshot (or the one in ``folder``) with its date and sources."""
+    base = folder if folder is not None else _embedded_prices()
+    csv_file, meta_file = base / "snapshot.csv", base / "snapshot.json"
+    offers = parse_offers_csv(_read_resource(csv_file), str(csv_file))
+    as_of, sources, rows = _read_meta(_read_resource(meta_file), str(meta_file))
+    if rows != len(offers):
+        raise DataError(f"{meta_file}: says {rows} rows but {csv_file} has {len(offers)}; {_FIX}")
+    return PriceTable(offers=tuple(offers), source="; ".join(sources), as_of=as_of)
+
+
+def _embedded_prices() -> Traversable:
+    try:
+        return resources.files(_DATA_PACKAGE) / "prices"
+    except ModuleNotFoundError:
+        raise DataError(
+            f"the data package {_DATA_PACKAGE!r} is not installed; reinstall gacost "
+            "(`pip install -e .` in a checkout)"
+        ) from None
+
+
+def _read_resource(resource: Traversable) -> str:
+    try:
+        return resource.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataError(f"{resource}: snapshot file not found; {_FIX}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{resource}: cannot read the snapshot ({exc}); {_FIX}") from None
+
+
+def _read_meta(text: str, name: str) -> tuple[str, list[str], int]:
+    try:
+        meta = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{name}: not valid JSON ({exc}); {_FIX}") from None
+    if not isinstance(meta, dict):
+        raise DataError(f"{name}: expected a JSON object; {_FIX}")
+    as_of, sources, rows = meta.get("as_of"), meta.get("sources"), meta.get("rows")
+    if not isinstance(as_of, str) or not as_of:
+        raise DataError(f"{name}: 'as_of' must be a date string; {_FIX}")
+    if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
+        raise DataError(f"{name}: 'sources' must be a list of strings; {_FIX}")
+    if not isinstance(rows, int) or isinstance(rows, bool):
+        raise DataError(f"{name}: 'rows' must be an integer; {_FIX}")
+    return as_of, sources, rows

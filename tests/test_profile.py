@@ -1,0 +1,96 @@
+"""Profiles: round trip, atomic writes, corrupt files give one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from advisor.errors import DataError
+from advisor.profile import (
+    Profile,
+    SplitResult,
+    Workload,
+    profile_to_dict,
+    read_profile,
+    write_atomic,
+    write_profile,
+)
+from advisor.recommend import reference_profiles
+
+WL = Workload("Qwen/Qwen3-1.7B", "lora", 16, 32.0, "all-linear", 512, "bf16", True, 4)
+
+
+def _profile() -> Profile:
+    return Profile(
+        gpu="H200-SXM", gpu_memory_gib=139.8, workload=WL, source="measured",
+        splits=(SplitResult(1, 4, "ok", 0.5, 0.01, (0.49, 0.5, 0.51), 4.0, 5.0, 4096.0, 2, 3),
+                SplitResult(8, 1, "oom", peak_reserved_gib=16.0, note="capped")),
+    )
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    write_profile(path, _profile())
+    assert read_profile(path) == _profile()
+
+
+def test_fingerprint_ignores_batch_and_model_case() -> None:
+    other = Workload("qwen/qwen3-1.7b", "lora", 16, 32.0, "all-linear", 512, "bf16", True, 64)
+    assert other.fingerprint() == WL.fingerprint()
+    assert Workload("Qwen/Qwen3-1.7B", "lora", 16, 32.0, "all-linear", 1024, "bf16", True,
+                    4).fingerprint() != WL.fingerprint()
+
+
+def test_with_split_replaces_and_orders() -> None:
+    p = _profile().with_split(SplitResult(2, 2, "ok", 0.4)).with_split(SplitResult(1, 4, "oom"))
+    assert [(s.micro_batch, s.status) for s in p.splits] == [(1, "oom"), (2, "ok"), (8, "oom")]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda d: d.pop("schema"), "not a gacost profile"),
+        (lambda d: d.update(version=99), "version 99 is not supported"),
+        (lambda d: d["gpu"].pop("name"), "missing or unknown field gpu.name"),
+        (lambda d: d["splits"][0].update(status="great"), "status 'great'"),
+        (lambda d: d["splits"][0].update(seconds_per_update=None), "must be > 0"),
+        (lambda d: d["splits"][0].update(bogus=1), "splits[0].bogus"),
+        (lambda d: d["workload"].pop("precision"), "missing or unknown field precision"),
+    ],
+)
+def test_corrupt_profiles(tmp_path: Path, mutate: object, message: str) -> None:
+    d = profile_to_dict(_profile())
+    mutate(d)  # type: ignore[operator]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(d))
+    with pytest.raises(DataError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        read_profile(path)
+
+
+def test_truncated_json(tmp_path: Path) -> None:
+    path = tmp_path / "cut.json"
+    write_profile(path, _profile())
+    path.write_text(path.read_text()[:50])
+    with pytest.raises(DataError, match="not valid JSON"):
+        read_profile(path)
+
+
+def test_atomic_write_keeps_old_file_when_writing_fails(tmp_path: Path) -> None:
+    path = tmp_path / "keep.json"
+    path.write_text("old")
+
+
+    with pytest.raises(TypeError):
+        write_atomic(path, 123)  # type: ignore[arg-type]
+    assert path.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.json"]
+
+
+def test_shipped_reference_profiles_load() -> None:
+    profiles = reference_profiles()
+    t4 = next(p for p in profiles if p.gpu == "T4")
+    assert [s.seconds_per_update for s in t4.splits] == [2.8709, 2.5847, 2.3792]
+    assert [s.peak_reserved_gib for s in t4.splits] == [5.45, 5.58, 5.81]
+    assert "19acafc8" in t4.provenance
