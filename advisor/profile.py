@@ -65,6 +65,8 @@ class SplitResult:
     status: SplitStatus
     seconds_per_update: float | None = None
     iqr_seconds: float | None = None
+    ci_low_s: float | None = None
+    ci_high_s: float | None = None
     update_times: tuple[float, ...] = ()
     peak_allocated_gib: float | None = None
     peak_reserved_gib: float | None = None

@@ -40,14 +40,20 @@ def main() -> None:
     p.add_argument("--precision", default="bf16")
     p.add_argument("--seq-len", type=int, default=512)
     p.add_argument("--out", type=Path, default=Path("."))
+    p.add_argument("--calibrate-repeats", type=int, default=1,
+                   help="run gacost calibrate this many times (the first is compared; the "
+                        "others show its run-to-run spread)")
     a = p.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
-    profile_path = a.out / "calibrate-profile.json"
 
-    cal_wall, cal_text = _run([sys.executable, "-m", "advisor.cli", "calibrate", "--job", a.job,
-                               "--splits", a.splits, "--out", str(profile_path), "--quiet"])
-    print(cal_text)
-    profile = json.loads(profile_path.read_text())
+    repeats = []
+    for i in range(a.calibrate_repeats):
+        path = a.out / f"calibrate-profile-{i + 1}.json"
+        wall, text = _run([sys.executable, "-m", "advisor.cli", "calibrate", "--job", a.job,
+                           "--splits", a.splits, "--out", str(path), "--quiet"])
+        print(text)
+        repeats.append((wall, json.loads(path.read_text())))
+    cal_wall, profile = repeats[0]
     measured = {f"{s['micro_batch']}x{s['grad_accum']}": s for s in profile["splits"]}
 
     protocol = {}
@@ -86,7 +92,16 @@ def main() -> None:
           f"({len(protocol)} processes); ratio {cal_wall / protocol_total:.1%}")
     print(f"ranking calibrate {rank_cal}, protocol {rank_ref}: "
           f"{'same' if rank_cal == rank_ref else 'DIFFERENT'}")
+    for i, (wall, prof) in enumerate(repeats[1:], 2):
+        line = ", ".join(f"{s['micro_batch']}x{s['grad_accum']} {s['seconds_per_update']:.4f}"
+                         for s in prof["splits"] if s["seconds_per_update"])
+        print(f"calibrate repeat {i}: {line} ({wall:.1f} s)")
     summary = {"gpu": profile["gpu"], "rows": out_rows, "calibrate_process_s": cal_wall,
+               "calibrate_repeats": [
+                   {"process_s": w, "splits": {f"{s['micro_batch']}x{s['grad_accum']}":
+                                               s["seconds_per_update"] for s in pr["splits"]}}
+                   for w, pr in repeats],
+               "protocol": protocol,
                "calibrate_gpu_seconds_reported": profile["gpu_seconds"],
                "protocol_process_s": protocol_total, "same_ranking": rank_cal == rank_ref,
                "max_abs_rel_diff": max(abs(r["rel_diff"]) for r in out_rows)}

@@ -89,7 +89,8 @@ def main() -> None:
         tokenizer_object=Tokenizer(WordLevel({"<pad>": 0, "<eos>": 1, "<unk>": 2},
                                              unk_token="<unk>")),
         pad_token="<pad>", eos_token="<eos>", unk_token="<unk>")
-    model.config.pad_token_id, model.config.eos_token_id = 0, 1
+    for c in (model.config, model.generation_config):
+        c.pad_token_id, c.eos_token_id = 0, 1
     batch = a.micro_batch * a.grad_accum
     n = batch * (a.warmup + a.updates)
     g = torch.Generator().manual_seed(0)
@@ -122,6 +123,7 @@ def main() -> None:
         "process_seconds": time.perf_counter() - START,
         "peak_reserved_gib": torch.cuda.max_memory_reserved() / 2**30 if CUDA else None,
         "gpu": torch.cuda.get_device_name() if CUDA else "cpu",
+        "update_times": [round(t, 5) for t in timer.times],
     }))
 
 

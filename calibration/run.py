@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -12,10 +13,11 @@ import torch
 from advisor import catalog
 from advisor.errors import CalibrationError
 from advisor.job import Job
-from advisor.profile import Profile, read_profile
+from advisor.profile import Profile, SplitResult, read_profile, write_profile
+from advisor.records import GIB
 from calibration import builder
 from calibration.env import describe
-from calibration.sweep import SweepOptions, new_profile, run_sweep
+from calibration.sweep import SweepOptions, apply_vram_limit, new_profile, run_sweep
 
 
 @dataclass(frozen=True)
@@ -31,8 +33,9 @@ class CalibrateRequest:
     weights: str | None = None
     data: str | None = None
     tokenizer: str | None = None
-    warmup: int = 3
+    warmup: int = 2
     max_timed: int = 40
+    max_seconds: float = 8.0
     rel_tol: float = 0.02
     progress: bool = True
     inject_oom_above: int | None = None
@@ -45,6 +48,7 @@ def quiet_libraries() -> None:
 
     transformers.logging.set_verbosity_error()
     datasets.disable_progress_bars()
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"transformers\.")
 
 
 def pick_device(name: str) -> torch.device:
@@ -77,7 +81,8 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
     workload = job.workload(model_name)
     out = req.out or default_out(env.gpu, model_name, workload.fingerprint())
     options = SweepOptions(
-        splits=req.splits, warmup=req.warmup, max_timed=req.max_timed, rel_tol=req.rel_tol,
+        splits=req.splits, warmup=req.warmup, max_timed=req.max_timed,
+        max_seconds=req.max_seconds, rel_tol=req.rel_tol,
         vram_limit_gib=req.vram_limit_gib, progress=req.progress,
         inject_oom_above=req.inject_oom_above,
     )
@@ -86,8 +91,20 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
         profile = new_profile(workload, env, options)
     if job.method == "full":
         raise CalibrationError("method: full fine-tunes are not calibrated yet; use lora")
+    apply_vram_limit(device, req.vram_limit_gib)
     torch.manual_seed(options.seed)
-    model = builder.build_model(cfg, job, device, req.weights)
+    try:
+        model = builder.build_model(cfg, job, device, req.weights)
+    except torch.OutOfMemoryError as exc:  # the weights alone do not fit: every split is OOM
+        note = f"out of memory loading the weights: {str(exc).splitlines()[0][:120]}"
+        peak = round(torch.cuda.max_memory_reserved(device) / GIB, 3)
+        for m, k in options.splits:
+            profile = profile.with_split(
+                SplitResult(m, k, "oom", peak_reserved_gib=peak, note=note)
+            )
+        profile = replace(profile, gpu_seconds=round(time.perf_counter() - started, 3))
+        write_profile(out, profile)
+        return profile, out
     model = builder.apply_lora(model, job, options.seed)
     n = job.effective_batch * (options.warmup + options.max_timed)
     if req.data:

@@ -1,10 +1,13 @@
 """The calibration sweep: train every candidate split briefly with TRL and time it.
 
 One model load for the whole sweep; every split restarts from the same adapter weights
-and a fresh optimizer. Per split: ``warmup`` untimed updates, then timed updates until
-the median's CI is within ``rel_tol`` (or ``max_timed``), or the split is clearly slower
-than the best one so far. An out-of-memory split is a result (``oom``), and larger
-micro-batches are then skipped. The profile is rewritten atomically after every split.
+and a fresh optimizer. Splits run largest micro-batch first (usually the fastest, so the
+slower ones can be dropped early). Per split: ``warmup`` untimed updates, then timed
+updates until the median's 95% CI is within ``rel_tol``, or ``max_seconds`` of timed
+updates (at least ``min_timed``) or ``max_timed`` updates have passed, or the split is
+clearly slower than the best one so far (``dropped``). An out-of-memory split is a result
+(``oom``); micro-batches above it are not run (``skipped``). The profile is rewritten
+atomically after every split.
 """
 
 from __future__ import annotations
@@ -44,9 +47,10 @@ class SweepOptions:
     """How hard to measure."""
 
     splits: tuple[tuple[int, int], ...]
-    warmup: int = 3
+    warmup: int = 2
     min_timed: int = 5
     max_timed: int = 40
+    max_seconds: float = 8.0
     rel_tol: float = 0.02
     drop_margin: float = 0.15
     min_timed_for_drop: int = 3
@@ -141,6 +145,8 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
         timed = times[o.warmup:]
         if stats.is_stable(timed, o.rel_tol, o.min_timed):
             return True
+        if len(timed) >= o.min_timed and sum(timed) >= o.max_seconds:
+            return True
         if stats.clearly_slower(timed, best, o.drop_margin, o.min_timed_for_drop):
             state["dropped"] = True
             return True
@@ -188,9 +194,11 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
             f"split {m}x{k}: no timed update (dataset too small for warmup {o.warmup})"
         )
     med = stats.median(timed)
+    lo, hi = stats.median_ci(timed)
     return SplitResult(
         m, k, "dropped" if state["dropped"] else "ok",
         seconds_per_update=round(med, 6), iqr_seconds=round(stats.iqr(timed), 6),
+        ci_low_s=round(lo, 6), ci_high_s=round(hi, 6),
         update_times=tuple(round(t, 6) for t in timer.times),
         peak_allocated_gib=peak[0], peak_reserved_gib=peak[1],
         tokens_per_s=round(m * k * ctx.workload.sequence_length / med, 1),
@@ -214,12 +222,28 @@ def new_profile(workload: Workload, env: Environment, options: SweepOptions) -> 
         gpu=env.gpu, gpu_memory_gib=env.memory_gib, raw_gpu_name=env.raw_gpu_name,
         workload=workload, splits=(), source="measured by gacost calibrate",
         provenance=(f"warm-up {options.warmup} updates, then timed until the median's 95% CI "
-                    f"is within +-{options.rel_tol:.0%} (min {options.min_timed}, max "
-                    f"{options.max_timed}); seed {options.seed}"),
+                    f"is within +-{options.rel_tol:.0%} or {options.max_seconds:g} s of timed "
+                    f"updates (min {options.min_timed}, max {options.max_timed} updates); "
+                    f"splits clearly slower (>{options.drop_margin:.0%}) than the best dropped; "
+                    f"seed {options.seed}"),
         host=host, software=dict(env.software), gpu_seconds=0.0,
         vram_limit_gib=options.vram_limit_gib,
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
+
+
+def apply_vram_limit(device: torch.device, limit_gib: float | None) -> None:
+    """Cap this process's GPU memory (before the model is built) to mimic a smaller card."""
+    if limit_gib is None:
+        return
+    if device.type != "cuda":
+        raise CalibrationError("--vram-limit: needs a CUDA GPU")
+    total = torch.cuda.get_device_properties(device).total_memory / GIB
+    if limit_gib >= total:
+        raise CalibrationError(
+            f"--vram-limit: {limit_gib:g} GiB is not below this GPU's {total:.1f} GiB"
+        )
+    torch.cuda.set_per_process_memory_fraction(limit_gib / total, device)
 
 
 def run_sweep(
@@ -235,14 +259,6 @@ def run_sweep(
     """Measure every split not yet in ``profile``; rewrite ``out`` after each one."""
     ctx = _Split(model, tokenizer, dataset, device, profile.workload, options)
     initial = adapter_state(model)
-    if options.vram_limit_gib is not None and device.type == "cuda":
-        total = torch.cuda.get_device_properties(device).total_memory / GIB
-        if options.vram_limit_gib >= total:
-            raise CalibrationError(
-                f"--vram-limit: {options.vram_limit_gib:g} GiB is not below this GPU's "
-                f"{total:.1f} GiB"
-            )
-        torch.cuda.set_per_process_memory_fraction(options.vram_limit_gib / total, device)
     gpu_seconds = (profile.gpu_seconds or 0.0) + setup_seconds
     profile = replace(profile, gpu_seconds=round(gpu_seconds, 3))
     write_profile(out, profile)
@@ -250,11 +266,11 @@ def run_sweep(
         (s.micro_batch for s in profile.splits if s.status == "oom"), default=None
     )
     try:
-        for m, k in options.splits:
+        for m, k in sorted(options.splits, reverse=True):
             done = profile.split(m, k)
             if done is not None and done.status != "error":
                 continue
-            if oom_at is not None and m > oom_at:
+            if oom_at is not None and m > oom_at:  # only with --resume after an OOM
                 result = SplitResult(m, k, "skipped", note=f"not run: micro-batch {oom_at} "
                                      "ran out of memory")
             else:
