@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import permutations
 
-from advisor.estimate import SplitEstimate, Source
+from advisor.estimate import Source, SplitEstimate
 
 
 @dataclass(frozen=True)
@@ -73,8 +73,9 @@ def best_splits(estimates: Sequence[SplitEstimate]) -> dict[str, GpuBest]:
     return best
 
 
-def break_even(a: GpuBest, b: GpuBest, rate_a: float | None = None,
-               rate_b: float | None = None) -> BreakEven:
+def break_even(
+    a: GpuBest, b: GpuBest, rate_a: float | None = None, rate_b: float | None = None
+) -> BreakEven:
     """A against B."""
     r = a.seconds_per_update / b.seconds_per_update
     return BreakEven(a.gpu, b.gpu, r, 1.0 / r, rate_a, rate_b)

@@ -186,5 +186,7 @@ def reference_profile_texts() -> list[tuple[str, str]]:
     """(file name, JSON text) of every reference profile shipped in ``profiles/``."""
     folder = data_root() / "profiles"
     return sorted(
-        (e.name, e.read_text(encoding="utf-8")) for e in folder.iterdir() if e.name.endswith(".json")
+        (e.name, e.read_text(encoding="utf-8"))
+        for e in folder.iterdir()
+        if e.name.endswith(".json")
     )

@@ -57,8 +57,10 @@ class LoraSpec(_Strict):
     @property
     def targets_label(self) -> str:
         """``all-linear`` or the comma-joined module names."""
-        return self.target_modules if isinstance(self.target_modules, str) else ",".join(
+        return (
             self.target_modules
+            if isinstance(self.target_modules, str)
+            else ",".join(self.target_modules)
         )
 
 
@@ -83,7 +85,7 @@ class Job(_Strict):
 
     model: str = Field(min_length=1)
     method: Literal["lora", "qlora", "full"] = "lora"
-    lora: LoraSpec = LoraSpec()
+    lora: LoraSpec = Field(default_factory=LoraSpec)
     sequence_length: int = Field(gt=0, le=1_048_576)
     effective_batch: int = Field(gt=0, le=65_536)
     micro_batches: list[int] | None = None
@@ -197,7 +199,9 @@ def _render(err: dict[str, Any]) -> str:
 def parse_job(data: Any, origin: str = "job") -> Job:
     """Validate a parsed YAML document."""
     if not isinstance(data, dict):
-        raise JobSpecError(f"{origin}: the job must be a YAML mapping of keys (see README 'Job keys')")
+        raise JobSpecError(
+            f"{origin}: the job must be a YAML mapping of keys (see README 'Job keys')"
+        )
     try:
         return Job.model_validate(data)
     except ValidationError as exc:
@@ -207,7 +211,7 @@ def parse_job(data: Any, origin: str = "job") -> Job:
         lines: list[str] = []
         for err, loc in zip(errors, locs, strict=True):
             deeper = any(len(o) > len(loc) and o[: len(loc)] == loc for o in locs)
-            line = _render(err)
+            line = _render(dict(err))
             if not deeper and line not in lines:
                 lines.append(line)
         raise JobSpecError("\nerror: ".join(lines)) from None

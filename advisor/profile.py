@@ -151,7 +151,7 @@ def _require(d: dict[str, Any], key: str, where: str) -> Any:
 def profile_from_dict(d: dict[str, Any], origin: str = "profile") -> Profile:
     """Parse and validate a profile dict; anything malformed is a ``DataError``."""
     if not isinstance(d, dict) or d.get("schema") != SCHEMA:
-        raise DataError(f"{origin}: not a gacost profile (missing \"schema\": \"{SCHEMA}\")")
+        raise DataError(f'{origin}: not a gacost profile (missing "schema": "{SCHEMA}")')
     if d.get("version") != VERSION:
         raise DataError(
             f"{origin}: profile version {d.get('version')!r} is not supported "

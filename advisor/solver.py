@@ -6,12 +6,12 @@ A plan is one GPU offer (on-demand or spot) with one split. Cost per run is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from advisor.errors import InfeasibleError
-from advisor.estimate import SplitEstimate, Source
+from advisor.estimate import Source, SplitEstimate
 from advisor.records import Offer
 
 Pricing = Literal["on-demand", "spot"]
@@ -91,20 +91,32 @@ def enumerate_plans(
                 cost = run_cost(e.seconds_per_update, c.updates, rate)
                 plans.append(
                     Plan(
-                        gpu=offer.gpu, provider=offer.provider, region=offer.region,
-                        instance_type=offer.instance_type, gpu_count=offer.gpu_count,
-                        pricing=pricing, rate_hour=rate, micro_batch=e.micro_batch,
-                        grad_accum=e.grad_accum, seconds_per_update=e.seconds_per_update,
-                        time_source=e.time_source, peak_gib=e.peak_gib, usable_gib=e.usable_gib,
-                        fits=e.fits, hours_per_run=hours, cost_per_run=cost,
-                        hours_all_runs=hours * c.runs, cost_all_runs=cost * c.runs,
-                        price_source=offer.source, price_date=offer.fetched_at,
+                        gpu=offer.gpu,
+                        provider=offer.provider,
+                        region=offer.region,
+                        instance_type=offer.instance_type,
+                        gpu_count=offer.gpu_count,
+                        pricing=pricing,
+                        rate_hour=rate,
+                        micro_batch=e.micro_batch,
+                        grad_accum=e.grad_accum,
+                        seconds_per_update=e.seconds_per_update,
+                        time_source=e.time_source,
+                        peak_gib=e.peak_gib,
+                        usable_gib=e.usable_gib,
+                        fits=e.fits,
+                        hours_per_run=hours,
+                        cost_per_run=cost,
+                        hours_all_runs=hours * c.runs,
+                        cost_all_runs=cost * c.runs,
+                        price_source=offer.source,
+                        price_date=offer.fetched_at,
                     )
                 )
     return plans
 
 
-def _sort_key(objective: str) -> object:
+def _sort_key(objective: str) -> Callable[[Plan], tuple[float, float, str, str]]:
     if objective in ("min_time", "min_time_under_budget"):
         return lambda p: (p.hours_all_runs, p.cost_all_runs, p.provider, p.region)
     return lambda p: (p.cost_all_runs, p.hours_all_runs, p.provider, p.region)
@@ -140,7 +152,7 @@ def rank(plans: Sequence[Plan], c: Constraints) -> list[Plan]:
                 f"${cheapest.cost_all_runs:.2f}: raise budget_usd to at least "
                 f"{cheapest.cost_all_runs:.2f} or lower runs"
             )
-    return sorted(kept, key=_sort_key(c.objective))  # type: ignore[arg-type]
+    return sorted(kept, key=_sort_key(c.objective))
 
 
 def best_per_offer(plans: Sequence[Plan]) -> list[Plan]:

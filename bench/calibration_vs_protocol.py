@@ -40,17 +40,34 @@ def main() -> None:
     p.add_argument("--precision", default="bf16")
     p.add_argument("--seq-len", type=int, default=512)
     p.add_argument("--out", type=Path, default=Path("."))
-    p.add_argument("--calibrate-repeats", type=int, default=1,
-                   help="run gacost calibrate this many times (the first is compared; the "
-                        "others show its run-to-run spread)")
+    p.add_argument(
+        "--calibrate-repeats",
+        type=int,
+        default=1,
+        help="run gacost calibrate this many times (the first is compared; the "
+        "others show its run-to-run spread)",
+    )
     a = p.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
 
     repeats = []
     for i in range(a.calibrate_repeats):
         path = a.out / f"calibrate-profile-{i + 1}.json"
-        wall, text = _run([sys.executable, "-m", "advisor.cli", "calibrate", "--job", a.job,
-                           "--splits", a.splits, "--out", str(path), "--quiet"])
+        wall, text = _run(
+            [
+                sys.executable,
+                "-m",
+                "advisor.cli",
+                "calibrate",
+                "--job",
+                a.job,
+                "--splits",
+                a.splits,
+                "--out",
+                str(path),
+                "--quiet",
+            ]
+        )
         print(text)
         repeats.append((wall, json.loads(path.read_text())))
     cal_wall, profile = repeats[0]
@@ -59,9 +76,22 @@ def main() -> None:
     protocol = {}
     for split in a.splits.split(","):
         m, k = split.split("x")
-        wall, text = _run([sys.executable, "bench/published_protocol.py", "--config", a.config,
-                           "--micro-batch", m, "--grad-accum", k, "--seq-len", str(a.seq_len),
-                           "--precision", a.precision])
+        wall, text = _run(
+            [
+                sys.executable,
+                "bench/published_protocol.py",
+                "--config",
+                a.config,
+                "--micro-batch",
+                m,
+                "--grad-accum",
+                k,
+                "--seq-len",
+                str(a.seq_len),
+                "--precision",
+                a.precision,
+            ]
+        )
         row = json.loads(text.strip().splitlines()[-1])
         row["process_wall_s"] = wall
         protocol[split] = row
@@ -72,39 +102,87 @@ def main() -> None:
         got = measured[split]
         s_cal = got["seconds_per_update"]
         diff = (s_cal - ref["median_s"]) / ref["median_s"]
-        out_rows.append({"split": split, "calibrate_s": s_cal, "calibrate_status": got["status"],
-                         "calibrate_timed": got["timed_updates"], "protocol_median_s":
-                         ref["median_s"], "protocol_mean_s": ref["mean_s"], "rel_diff": diff,
-                         "protocol_process_s": ref["process_wall_s"],
-                         "calibrate_peak_reserved_gib": got["peak_reserved_gib"],
-                         "protocol_peak_reserved_gib": ref["peak_reserved_gib"]})
-        rows.append([split, f"{s_cal:.4f}", got["timed_updates"], f"{ref['median_s']:.4f}",
-                     f"{diff:+.1%}", f"{ref['process_wall_s']:.1f}",
-                     f"{got['peak_reserved_gib']:.2f}", f"{ref['peak_reserved_gib']:.2f}"])
+        out_rows.append(
+            {
+                "split": split,
+                "calibrate_s": s_cal,
+                "calibrate_status": got["status"],
+                "calibrate_timed": got["timed_updates"],
+                "protocol_median_s": ref["median_s"],
+                "protocol_mean_s": ref["mean_s"],
+                "rel_diff": diff,
+                "protocol_process_s": ref["process_wall_s"],
+                "calibrate_peak_reserved_gib": got["peak_reserved_gib"],
+                "protocol_peak_reserved_gib": ref["peak_reserved_gib"],
+            }
+        )
+        rows.append(
+            [
+                split,
+                f"{s_cal:.4f}",
+                got["timed_updates"],
+                f"{ref['median_s']:.4f}",
+                f"{diff:+.1%}",
+                f"{ref['process_wall_s']:.1f}",
+                f"{got['peak_reserved_gib']:.2f}",
+                f"{ref['peak_reserved_gib']:.2f}",
+            ]
+        )
     protocol_total = sum(r["process_wall_s"] for r in protocol.values())
     rank_cal = sorted(protocol, key=lambda s: measured[s]["seconds_per_update"])
     rank_ref = sorted(protocol, key=lambda s: protocol[s]["median_s"])
-    print(tabulate(rows, headers=["split", "calibrate s/update", "timed", "protocol s/update",
-                                  "diff", "protocol process s", "cal. peak GiB",
-                                  "prot. peak GiB"], disable_numparse=True))
-    print(f"\ncalibrate: {cal_wall:.1f} s of device time (one process, "
-          f"{profile['gpu_seconds']:.1f} s inside gacost); protocol: {protocol_total:.1f} s "
-          f"({len(protocol)} processes); ratio {cal_wall / protocol_total:.1%}")
-    print(f"ranking calibrate {rank_cal}, protocol {rank_ref}: "
-          f"{'same' if rank_cal == rank_ref else 'DIFFERENT'}")
+    print(
+        tabulate(
+            rows,
+            headers=[
+                "split",
+                "calibrate s/update",
+                "timed",
+                "protocol s/update",
+                "diff",
+                "protocol process s",
+                "cal. peak GiB",
+                "prot. peak GiB",
+            ],
+            disable_numparse=True,
+        )
+    )
+    print(
+        f"\ncalibrate: {cal_wall:.1f} s of device time (one process, "
+        f"{profile['gpu_seconds']:.1f} s inside gacost); protocol: {protocol_total:.1f} s "
+        f"({len(protocol)} processes); ratio {cal_wall / protocol_total:.1%}"
+    )
+    print(
+        f"ranking calibrate {rank_cal}, protocol {rank_ref}: "
+        f"{'same' if rank_cal == rank_ref else 'DIFFERENT'}"
+    )
     for i, (wall, prof) in enumerate(repeats[1:], 2):
-        line = ", ".join(f"{s['micro_batch']}x{s['grad_accum']} {s['seconds_per_update']:.4f}"
-                         for s in prof["splits"] if s["seconds_per_update"])
+        line = ", ".join(
+            f"{s['micro_batch']}x{s['grad_accum']} {s['seconds_per_update']:.4f}"
+            for s in prof["splits"]
+            if s["seconds_per_update"]
+        )
         print(f"calibrate repeat {i}: {line} ({wall:.1f} s)")
-    summary = {"gpu": profile["gpu"], "rows": out_rows, "calibrate_process_s": cal_wall,
-               "calibrate_repeats": [
-                   {"process_s": w, "splits": {f"{s['micro_batch']}x{s['grad_accum']}":
-                                               s["seconds_per_update"] for s in pr["splits"]}}
-                   for w, pr in repeats],
-               "protocol": protocol,
-               "calibrate_gpu_seconds_reported": profile["gpu_seconds"],
-               "protocol_process_s": protocol_total, "same_ranking": rank_cal == rank_ref,
-               "max_abs_rel_diff": max(abs(r["rel_diff"]) for r in out_rows)}
+    summary = {
+        "gpu": profile["gpu"],
+        "rows": out_rows,
+        "calibrate_process_s": cal_wall,
+        "calibrate_repeats": [
+            {
+                "process_s": w,
+                "splits": {
+                    f"{s['micro_batch']}x{s['grad_accum']}": s["seconds_per_update"]
+                    for s in pr["splits"]
+                },
+            }
+            for w, pr in repeats
+        ],
+        "protocol": protocol,
+        "calibrate_gpu_seconds_reported": profile["gpu_seconds"],
+        "protocol_process_s": protocol_total,
+        "same_ranking": rank_cal == rank_ref,
+        "max_abs_rel_diff": max(abs(r["rel_diff"]) for r in out_rows),
+    }
     (a.out / "calibration_vs_protocol.json").write_text(json.dumps(summary, indent=2))
 
 

@@ -32,7 +32,6 @@ from transformers import (  # noqa: E402
 )
 from trl import SFTConfig, SFTTrainer  # noqa: E402
 
-
 CUDA = torch.cuda.is_available()
 
 
@@ -82,13 +81,25 @@ def main() -> None:
     torch.manual_seed(42)
     with torch.device("cuda" if CUDA else "cpu"):
         model = AutoModelForCausalLM.from_config(config, dtype=dtype)
-    model = get_peft_model(model, LoraConfig(r=a.rank, lora_alpha=a.alpha, lora_dropout=0.0,
-                                             bias="none", task_type="CAUSAL_LM",
-                                             target_modules="all-linear"))
+    model = get_peft_model(
+        model,
+        LoraConfig(
+            r=a.rank,
+            lora_alpha=a.alpha,
+            lora_dropout=0.0,
+            bias="none",
+            task_type="CAUSAL_LM",
+            target_modules="all-linear",
+        ),
+    )
     tok = PreTrainedTokenizerFast(
-        tokenizer_object=Tokenizer(WordLevel({"<pad>": 0, "<eos>": 1, "<unk>": 2},
-                                             unk_token="<unk>")),
-        pad_token="<pad>", eos_token="<eos>", unk_token="<unk>")
+        tokenizer_object=Tokenizer(
+            WordLevel({"<pad>": 0, "<eos>": 1, "<unk>": 2}, unk_token="<unk>")
+        ),
+        pad_token="<pad>",
+        eos_token="<eos>",
+        unk_token="<unk>",
+    )
     for c in (model.config, model.generation_config):
         c.pad_token_id, c.eos_token_id = 0, 1
     batch = a.micro_batch * a.grad_accum
@@ -99,32 +110,57 @@ def main() -> None:
     timer = Timer()
     with tempfile.TemporaryDirectory() as out:
         args = SFTConfig(
-            output_dir=out, per_device_train_batch_size=a.micro_batch,
-            gradient_accumulation_steps=a.grad_accum, max_steps=a.warmup + a.updates,
-            max_length=a.seq_len, pad_to_multiple_of=a.seq_len, packing=False,
-            gradient_checkpointing=True, gradient_checkpointing_kwargs={"use_reentrant": False},
-            learning_rate=2e-4, lr_scheduler_type="constant", optim="adamw_torch",
-            logging_strategy="no", save_strategy="no", report_to="none", disable_tqdm=True,
-            fp16=a.precision == "fp16", bf16=a.precision == "bf16", dataloader_num_workers=0,
-            seed=42, data_seed=42, use_cpu=not CUDA)
-        trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tok,
-                             callbacks=[timer])
+            output_dir=out,
+            per_device_train_batch_size=a.micro_batch,
+            gradient_accumulation_steps=a.grad_accum,
+            max_steps=a.warmup + a.updates,
+            max_length=a.seq_len,
+            pad_to_multiple_of=a.seq_len,
+            packing=False,
+            gradient_checkpointing=True,
+            gradient_checkpointing_kwargs={"use_reentrant": False},
+            learning_rate=2e-4,
+            lr_scheduler_type="constant",
+            optim="adamw_torch",
+            logging_strategy="no",
+            save_strategy="no",
+            report_to="none",
+            disable_tqdm=True,
+            fp16=a.precision == "fp16",
+            bf16=a.precision == "bf16",
+            dataloader_num_workers=0,
+            seed=42,
+            data_seed=42,
+            use_cpu=not CUDA,
+        )
+        trainer = SFTTrainer(
+            model=model, args=args, train_dataset=data, processing_class=tok, callbacks=[timer]
+        )
         if CUDA:
             torch.cuda.reset_peak_memory_stats()
         t0 = time.perf_counter()
         trainer.train()
         train_s = time.perf_counter() - t0
-    timed = timer.times[a.warmup:]
-    print(json.dumps({
-        "split": f"{a.micro_batch}x{a.grad_accum}", "micro_batch": a.micro_batch,
-        "grad_accum": a.grad_accum, "warmup": a.warmup, "timed": len(timed),
-        "median_s": statistics.median(timed), "mean_s": statistics.fmean(timed),
-        "stdev_s": statistics.stdev(timed), "train_seconds": train_s,
-        "process_seconds": time.perf_counter() - START,
-        "peak_reserved_gib": torch.cuda.max_memory_reserved() / 2**30 if CUDA else None,
-        "gpu": torch.cuda.get_device_name() if CUDA else "cpu",
-        "update_times": [round(t, 5) for t in timer.times],
-    }))
+    timed = timer.times[a.warmup :]
+    print(
+        json.dumps(
+            {
+                "split": f"{a.micro_batch}x{a.grad_accum}",
+                "micro_batch": a.micro_batch,
+                "grad_accum": a.grad_accum,
+                "warmup": a.warmup,
+                "timed": len(timed),
+                "median_s": statistics.median(timed),
+                "mean_s": statistics.fmean(timed),
+                "stdev_s": statistics.stdev(timed),
+                "train_seconds": train_s,
+                "process_seconds": time.perf_counter() - START,
+                "peak_reserved_gib": torch.cuda.max_memory_reserved() / 2**30 if CUDA else None,
+                "gpu": torch.cuda.get_device_name() if CUDA else "cpu",
+                "update_times": [round(t, 5) for t in timer.times],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

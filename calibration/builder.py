@@ -56,7 +56,9 @@ def build_model(
         from transformers import BitsAndBytesConfig
 
         kwargs["quantization_config"] = BitsAndBytesConfig(
-            load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
+            load_in_4bit=True,
+            bnb_4bit_quant_type="nf4",
+            bnb_4bit_use_double_quant=True,
             bnb_4bit_compute_dtype=torch.bfloat16 if job.precision == "bf16" else torch.float16,
         )
     if weights is not None:
@@ -69,9 +71,10 @@ def build_model(
             "method: qlora quantises real weights; pass --weights PATH (a local folder or Hub id)"
         )
     else:
-        config = AutoConfig.for_model(cfg["model_type"], **{
-            k: v for k, v in cfg.items() if k not in ("model_type", "torch_dtype", "dtype")
-        })
+        config = AutoConfig.for_model(
+            cfg["model_type"],
+            **{k: v for k, v in cfg.items() if k not in ("model_type", "torch_dtype", "dtype")},
+        )
         config.use_cache = False
         with torch.device(device):
             model = AutoModelForCausalLM.from_config(config, dtype=dtype)
@@ -92,13 +95,22 @@ def apply_lora(model: PreTrainedModel, job: Job, seed: int = 42) -> PeftModel:
         "all-linear" if job.lora.target_modules == "all-linear" else list(job.lora.targets)
     )
     config = LoraConfig(
-        r=job.lora.r, lora_alpha=job.lora.effective_alpha, lora_dropout=job.lora.dropout,
-        bias="none", task_type="CAUSAL_LM", target_modules=targets,
+        r=job.lora.r,
+        lora_alpha=_alpha(job.lora.effective_alpha),
+        lora_dropout=job.lora.dropout,
+        bias="none",
+        task_type="CAUSAL_LM",
+        target_modules=targets,
     )
     try:
         return get_peft_model(model, config)
     except ValueError as exc:
         raise CalibrationError(f"lora.target_modules: {exc}") from exc
+
+
+def _alpha(alpha: float) -> int:
+    """PEFT types ``lora_alpha`` as int; a fractional alpha is passed through unchanged."""
+    return int(alpha) if alpha == int(alpha) else alpha  # type: ignore[return-value]
 
 
 def adapter_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
@@ -150,9 +162,7 @@ def load_tokenizer(path: str) -> PreTrainedTokenizerBase:
     return tok
 
 
-def file_dataset(
-    path: str, tokenizer: PreTrainedTokenizerBase, seq_len: int, n: int
-) -> Dataset:
+def file_dataset(path: str, tokenizer: PreTrainedTokenizerBase, seq_len: int, n: int) -> Dataset:
     """``n`` sequences from a local JSONL or Parquet file, tokenised and cut to ``seq_len``.
 
     Each record's ``text`` field (or ``messages``/``prompt``+``completion`` joined as text)
@@ -193,8 +203,9 @@ def _text_of(record: Any) -> str:
     if isinstance(record.get("text"), str):
         return str(record["text"])
     if isinstance(record.get("messages"), list):
-        return "\n".join(str(m.get("content", "")) for m in record["messages"]
-                         if isinstance(m, dict))
+        return "\n".join(
+            str(m.get("content", "")) for m in record["messages"] if isinstance(m, dict)
+        )
     if isinstance(record.get("prompt"), str):
         return str(record["prompt"]) + str(record.get("completion", ""))
     return ""

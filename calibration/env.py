@@ -42,7 +42,10 @@ def _driver() -> str:
     try:
         out = subprocess.run(
             ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=10, check=True,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
         )
         return out.stdout.strip().splitlines()[0]
     except (OSError, subprocess.SubprocessError, IndexError):
@@ -61,14 +64,20 @@ def _versions() -> dict[str, str]:
 
 def describe(device: torch.device) -> Environment:
     """Describe the device and host."""
-    host = {"cpu": _cpu_model(), "cpu_count": str(os.cpu_count() or 0),
-            "platform": platform.platform()}
+    host = {
+        "cpu": _cpu_model(),
+        "cpu_count": str(os.cpu_count() or 0),
+        "platform": platform.platform(),
+    }
     if device.type == "cuda":
         props = torch.cuda.get_device_properties(device)
         raw = props.name
         memory = props.total_memory / GIB
-        host.update(driver=_driver(), cuda=str(torch.version.cuda),
-                    compute_capability=f"{props.major}.{props.minor}")
+        host.update(
+            driver=_driver(),
+            cuda=str(torch.version.cuda),
+            compute_capability=f"{props.major}.{props.minor}",
+        )
         gpu = canonical_gpu(raw, memory_gib=memory) or raw
     else:
         raw, gpu = "cpu", "CPU"
@@ -76,5 +85,6 @@ def describe(device: torch.device) -> Environment:
             memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / GIB
         except (ValueError, OSError, AttributeError):
             memory = 0.0
-    return Environment(gpu=gpu, raw_gpu_name=raw, memory_gib=round(memory, 2), host=host,
-                       software=_versions())
+    return Environment(
+        gpu=gpu, raw_gpu_name=raw, memory_gib=round(memory, 2), host=host, software=_versions()
+    )

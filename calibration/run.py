@@ -81,11 +81,16 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
     workload = job.workload(model_name)
     out = req.out or default_out(env.gpu, model_name, workload.fingerprint())
     options = SweepOptions(
-        splits=req.splits, warmup=req.warmup, max_timed=req.max_timed,
-        max_seconds=req.max_seconds, rel_tol=req.rel_tol,
-        vram_limit_gib=req.vram_limit_gib, progress=req.progress,
+        splits=req.splits,
+        warmup=req.warmup,
+        max_timed=req.max_timed,
+        max_seconds=req.max_seconds,
+        rel_tol=req.rel_tol,
+        vram_limit_gib=req.vram_limit_gib,
+        progress=req.progress,
         inject_oom_above=req.inject_oom_above,
     )
+    tokenizer_source = _tokenizer_source(req) if req.data else None
     profile = _resume(out, workload.fingerprint(), env.gpu) if req.resume else None
     if profile is None:
         profile = new_profile(workload, env, options)
@@ -94,7 +99,7 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
     apply_vram_limit(device, req.vram_limit_gib)
     torch.manual_seed(options.seed)
     try:
-        model = builder.build_model(cfg, job, device, req.weights)
+        base = builder.build_model(cfg, job, device, req.weights)
     except torch.OutOfMemoryError as exc:  # the weights alone do not fit: every split is OOM
         note = f"out of memory loading the weights: {str(exc).splitlines()[0][:120]}"
         peak = round(torch.cuda.max_memory_reserved(device) / GIB, 3)
@@ -105,10 +110,10 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
         profile = replace(profile, gpu_seconds=round(time.perf_counter() - started, 3))
         write_profile(out, profile)
         return profile, out
-    model = builder.apply_lora(model, job, options.seed)
+    model = builder.apply_lora(base, job, options.seed)
     n = job.effective_batch * (options.warmup + options.max_timed)
     if req.data:
-        tok = builder.load_tokenizer(req.tokenizer or req.weights or job.model)
+        tok = builder.load_tokenizer(tokenizer_source or job.model)
         dataset = builder.file_dataset(req.data, tok, job.sequence_length, n)
     else:
         tok = builder.placeholder_tokenizer()
@@ -118,6 +123,21 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
     setup = time.perf_counter() - started
     final = run_sweep(model, tok, dataset, device, profile, options, out, setup_seconds=setup)
     return final, out
+
+
+def _tokenizer_source(req: CalibrateRequest) -> str:
+    """Where the tokenizer for ``--data`` comes from; checked before any GPU work."""
+    assert req.data is not None
+    if not Path(req.data).is_file():
+        raise CalibrationError(f"--data: no file at {req.data}")
+    source = req.tokenizer or req.weights
+    if source is None and not req.job.model.endswith(".json"):
+        source = req.job.model
+    if source is None:
+        raise CalibrationError(
+            "--data needs --tokenizer (a local tokenizer folder or Hub id) for this model"
+        )
+    return source
 
 
 def _resume(out: Path, fingerprint: str, gpu: str) -> Profile | None:

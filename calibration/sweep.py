@@ -19,10 +19,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 from datasets import Dataset
+from peft import PeftModel
 from transformers import PreTrainedTokenizerBase, TrainerCallback
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from trl import SFTConfig, SFTTrainer
@@ -60,12 +61,13 @@ class SweepOptions:
     inject_oom_above: int | None = None  # tests: raise OOM for micro-batches above this
 
 
-class UpdateTimer(TrainerCallback):  # type: ignore[misc]
+class UpdateTimer(TrainerCallback):
     """Times each optimizer update (``on_step_end`` to ``on_step_end``, data fetch included)
     with a device synchronisation at each boundary, and stops training when told to."""
 
-    def __init__(self, sync: Callable[[], None], should_stop: Callable[[list[float]], bool],
-                 bar: Any = None) -> None:
+    def __init__(
+        self, sync: Callable[[], None], should_stop: Callable[[list[float]], bool], bar: Any = None
+    ) -> None:
         self.sync, self.should_stop, self.bar = sync, should_stop, bar
         self.times: list[float] = []
         self.last = 0.0
@@ -106,20 +108,44 @@ def _inject_oom(model: torch.nn.Module, limit: int) -> Any:
             raise torch.OutOfMemoryError(
                 f"CUDA out of memory (injected: micro-batch {ids.shape[0]} > {limit})"
             )
+
     return model.register_forward_pre_hook(hook, with_kwargs=True)
 
 
-def _config(job_precision: str, m: int, k: int, steps: int, seq_len: int,
-            checkpointing: bool, device: torch.device, seed: int, out: str) -> SFTConfig:
+def _config(
+    job_precision: str,
+    m: int,
+    k: int,
+    steps: int,
+    seq_len: int,
+    checkpointing: bool,
+    device: torch.device,
+    seed: int,
+    out: str,
+) -> SFTConfig:
     return SFTConfig(
-        output_dir=out, per_device_train_batch_size=m, gradient_accumulation_steps=k,
-        max_steps=steps, max_length=seq_len, pad_to_multiple_of=seq_len, packing=False,
+        output_dir=out,
+        per_device_train_batch_size=m,
+        gradient_accumulation_steps=k,
+        max_steps=steps,
+        max_length=seq_len,
+        pad_to_multiple_of=seq_len,
+        packing=False,
         gradient_checkpointing=checkpointing,
         gradient_checkpointing_kwargs={"use_reentrant": False} if checkpointing else None,
-        learning_rate=2e-4, lr_scheduler_type="constant", optim="adamw_torch",
-        logging_strategy="no", save_strategy="no", report_to="none", disable_tqdm=True,
-        fp16=job_precision == "fp16", bf16=job_precision == "bf16",
-        dataloader_num_workers=0, seed=seed, data_seed=seed, use_cpu=device.type != "cuda",
+        learning_rate=2e-4,
+        lr_scheduler_type="constant",
+        optim="adamw_torch",
+        logging_strategy="no",
+        save_strategy="no",
+        report_to="none",
+        disable_tqdm=True,
+        fp16=job_precision == "fp16",
+        bf16=job_precision == "bf16",
+        dataloader_num_workers=0,
+        seed=seed,
+        data_seed=seed,
+        use_cpu=device.type != "cuda",
     )
 
 
@@ -142,7 +168,7 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
     state = {"dropped": False}
 
     def should_stop(times: list[float]) -> bool:
-        timed = times[o.warmup:]
+        timed = times[o.warmup :]
         if stats.is_stable(timed, o.rel_tol, o.min_timed):
             return True
         if len(timed) >= o.min_timed and sum(timed) >= o.max_seconds:
@@ -156,18 +182,30 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
     if o.progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=o.warmup + o.max_timed, desc=f"split {m}x{k}", unit="update",
-                   leave=True)
+        bar = tqdm(total=o.warmup + o.max_timed, desc=f"split {m}x{k}", unit="update", leave=True)
     timer = UpdateTimer(_sync_for(device), should_stop, bar)
     hook = _inject_oom(ctx.model, o.inject_oom_above) if o.inject_oom_above else None
     started = time.perf_counter()
     try:
         with tempfile.TemporaryDirectory(prefix="gacost-calib-") as out:
-            args = _config(ctx.workload.precision, m, k, o.warmup + o.max_timed,
-                           ctx.workload.sequence_length, ctx.workload.gradient_checkpointing,
-                           device, o.seed, out)
-            trainer = SFTTrainer(model=ctx.model, args=args, train_dataset=ctx.dataset,
-                                 processing_class=ctx.tokenizer, callbacks=[timer])
+            args = _config(
+                ctx.workload.precision,
+                m,
+                k,
+                o.warmup + o.max_timed,
+                ctx.workload.sequence_length,
+                ctx.workload.gradient_checkpointing,
+                device,
+                o.seed,
+                out,
+            )
+            trainer = SFTTrainer(
+                model=cast(PeftModel, ctx.model),
+                args=args,
+                train_dataset=ctx.dataset,
+                processing_class=ctx.tokenizer,
+                callbacks=[timer],
+            )
             for quiet in (PrinterCallback, ProgressCallback):
                 trainer.remove_callback(quiet)
             trainer.train()
@@ -178,9 +216,15 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
             raise CalibrationError(f"split {m}x{k} failed: {type(exc).__name__}: {exc}") from exc
         peak = _peak(device)
         _free(device)
-        return SplitResult(m, k, "oom", peak_allocated_gib=peak[0], peak_reserved_gib=peak[1],
-                           wall_seconds=round(wall, 3),
-                           note=f"out of memory: {str(exc).splitlines()[0][:160]}")
+        return SplitResult(
+            m,
+            k,
+            "oom",
+            peak_allocated_gib=peak[0],
+            peak_reserved_gib=peak[1],
+            wall_seconds=round(wall, 3),
+            note=f"out of memory: {str(exc).splitlines()[0][:160]}",
+        )
     finally:
         if hook is not None:
             hook.remove()
@@ -188,7 +232,7 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
             bar.close()
     wall = time.perf_counter() - started
     peak = _peak(device)
-    timed = timer.times[o.warmup:]
+    timed = timer.times[o.warmup :]
     if not timed:
         raise CalibrationError(
             f"split {m}x{k}: no timed update (dataset too small for warmup {o.warmup})"
@@ -196,13 +240,19 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
     med = stats.median(timed)
     lo, hi = stats.median_ci(timed)
     return SplitResult(
-        m, k, "dropped" if state["dropped"] else "ok",
-        seconds_per_update=round(med, 6), iqr_seconds=round(stats.iqr(timed), 6),
-        ci_low_s=round(lo, 6), ci_high_s=round(hi, 6),
+        m,
+        k,
+        "dropped" if state["dropped"] else "ok",
+        seconds_per_update=round(med, 6),
+        iqr_seconds=round(stats.iqr(timed), 6),
+        ci_low_s=round(lo, 6),
+        ci_high_s=round(hi, 6),
         update_times=tuple(round(t, 6) for t in timer.times),
-        peak_allocated_gib=peak[0], peak_reserved_gib=peak[1],
+        peak_allocated_gib=peak[0],
+        peak_reserved_gib=peak[1],
         tokens_per_s=round(m * k * ctx.workload.sequence_length / med, 1),
-        warmup_updates=min(o.warmup, len(timer.times)), timed_updates=len(timed),
+        warmup_updates=min(o.warmup, len(timer.times)),
+        timed_updates=len(timed),
         wall_seconds=round(wall, 3),
         note="clearly slower than the best split; timed briefly" if state["dropped"] else "",
     )
@@ -211,22 +261,32 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
 def _peak(device: torch.device) -> tuple[float | None, float | None]:
     if device.type != "cuda":
         return None, None
-    return (round(torch.cuda.max_memory_allocated(device) / GIB, 3),
-            round(torch.cuda.max_memory_reserved(device) / GIB, 3))
+    return (
+        round(torch.cuda.max_memory_allocated(device) / GIB, 3),
+        round(torch.cuda.max_memory_reserved(device) / GIB, 3),
+    )
 
 
 def new_profile(workload: Workload, env: Environment, options: SweepOptions) -> Profile:
     """An empty profile for this run."""
     host = dict(env.host)
     return Profile(
-        gpu=env.gpu, gpu_memory_gib=env.memory_gib, raw_gpu_name=env.raw_gpu_name,
-        workload=workload, splits=(), source="measured by gacost calibrate",
-        provenance=(f"warm-up {options.warmup} updates, then timed until the median's 95% CI "
-                    f"is within +-{options.rel_tol:.0%} or {options.max_seconds:g} s of timed "
-                    f"updates (min {options.min_timed}, max {options.max_timed} updates); "
-                    f"splits clearly slower (>{options.drop_margin:.0%}) than the best dropped; "
-                    f"seed {options.seed}"),
-        host=host, software=dict(env.software), gpu_seconds=0.0,
+        gpu=env.gpu,
+        gpu_memory_gib=env.memory_gib,
+        raw_gpu_name=env.raw_gpu_name,
+        workload=workload,
+        splits=(),
+        source="measured by gacost calibrate",
+        provenance=(
+            f"warm-up {options.warmup} updates, then timed until the median's 95% CI "
+            f"is within +-{options.rel_tol:.0%} or {options.max_seconds:g} s of timed "
+            f"updates (min {options.min_timed}, max {options.max_timed} updates); "
+            f"splits clearly slower (>{options.drop_margin:.0%}) than the best dropped; "
+            f"seed {options.seed}"
+        ),
+        host=host,
+        software=dict(env.software),
+        gpu_seconds=0.0,
         vram_limit_gib=options.vram_limit_gib,
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
@@ -271,8 +331,9 @@ def run_sweep(
             if done is not None and done.status != "error":
                 continue
             if oom_at is not None and m > oom_at:  # only with --resume after an OOM
-                result = SplitResult(m, k, "skipped", note=f"not run: micro-batch {oom_at} "
-                                     "ran out of memory")
+                result = SplitResult(
+                    m, k, "skipped", note=f"not run: micro-batch {oom_at} ran out of memory"
+                )
             else:
                 restore_adapter(model, initial)
                 result = measure_split(ctx, m, k, _best(profile.splits))

@@ -12,8 +12,16 @@ from advisor.errors import UnknownNameError
 
 def test_specs_have_the_common_gpus() -> None:
     specs = catalog.gpu_specs()
-    for name in ("T4", "L4", "A10G", "A100-40GB-SXM", "A100-80GB-SXM", "H100-SXM", "H200-SXM",
-                 "L40S"):
+    for name in (
+        "T4",
+        "L4",
+        "A10G",
+        "A100-40GB-SXM",
+        "A100-80GB-SXM",
+        "H100-SXM",
+        "H200-SXM",
+        "L40S",
+    ):
         assert specs[name].memory_gib > 0 and specs[name].bandwidth_gbs > 0
     assert specs["T4"].tensor_tflops("bf16") is None
     assert specs["T4"].tensor_tflops("fp16") == 65
@@ -46,8 +54,9 @@ def test_shipped_models_and_arch() -> None:
     assert arch.head_dim == 128 and arch.tie_word_embeddings
     # 28 layers x linear params + tied embedding: the 1.72 B of the model card
     assert arch.total_params == pytest.approx(1.7205e9, rel=0.01)
-    assert arch.lora_params(16, ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
-                                 "up_proj", "down_proj")) == pytest.approx(17.4e6, rel=0.01)
+    assert arch.lora_params(
+        16, ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+    ) == pytest.approx(17.4e6, rel=0.01)
 
 
 def test_derived_fields_fill_nulls() -> None:

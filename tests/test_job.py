@@ -10,8 +10,12 @@ from advisor.errors import JobSpecError
 from advisor.job import load_job, parse_job
 
 JOBS = Path(__file__).parent / "fixtures" / "jobs"
-BASE = {"model": "Qwen3-0.6B", "sequence_length": 512, "effective_batch": 4,
-        "work": {"updates": 10}}
+BASE = {
+    "model": "Qwen3-0.6B",
+    "sequence_length": 512,
+    "effective_batch": 4,
+    "work": {"updates": 10},
+}
 
 
 def test_minimal_job_defaults() -> None:

@@ -24,9 +24,14 @@ WL = Workload("Qwen/Qwen3-1.7B", "lora", 16, 32.0, "all-linear", 512, "bf16", Tr
 
 def _profile() -> Profile:
     return Profile(
-        gpu="H200-SXM", gpu_memory_gib=139.8, workload=WL, source="measured",
-        splits=(SplitResult(1, 4, "ok", 0.5, 0.01, (0.49, 0.5, 0.51), 4.0, 5.0, 4096.0, 2, 3),
-                SplitResult(8, 1, "oom", peak_reserved_gib=16.0, note="capped")),
+        gpu="H200-SXM",
+        gpu_memory_gib=139.8,
+        workload=WL,
+        source="measured",
+        splits=(
+            SplitResult(1, 4, "ok", 0.5, 0.01, (0.49, 0.5, 0.51), 4.0, 5.0, 4096.0, 2, 3),
+            SplitResult(8, 1, "oom", peak_reserved_gib=16.0, note="capped"),
+        ),
     )
 
 
@@ -39,8 +44,12 @@ def test_round_trip(tmp_path: Path) -> None:
 def test_fingerprint_ignores_batch_and_model_case() -> None:
     other = Workload("qwen/qwen3-1.7b", "lora", 16, 32.0, "all-linear", 512, "bf16", True, 64)
     assert other.fingerprint() == WL.fingerprint()
-    assert Workload("Qwen/Qwen3-1.7B", "lora", 16, 32.0, "all-linear", 1024, "bf16", True,
-                    4).fingerprint() != WL.fingerprint()
+    assert (
+        Workload(
+            "Qwen/Qwen3-1.7B", "lora", 16, 32.0, "all-linear", 1024, "bf16", True, 4
+        ).fingerprint()
+        != WL.fingerprint()
+    )
 
 
 def test_with_split_replaces_and_orders() -> None:
@@ -80,7 +89,6 @@ def test_truncated_json(tmp_path: Path) -> None:
 def test_atomic_write_keeps_old_file_when_writing_fails(tmp_path: Path) -> None:
     path = tmp_path / "keep.json"
     path.write_text("old")
-
 
     with pytest.raises(TypeError):
         write_atomic(path, 123)  # type: ignore[arg-type]

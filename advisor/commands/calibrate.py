@@ -21,20 +21,32 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--out", type=Path, help="profile to write (default: <gpu>--<model>--<id>.json)")
     p.add_argument("--splits", help="splits to measure, e.g. 1x4,2x2,4x1 (default: all)")
     p.add_argument("--device", default="auto", help="auto (default), cuda, cuda:N or cpu")
-    p.add_argument("--vram-limit", metavar="SIZE",
-                   help="cap GPU memory (e.g. 16GiB) to find a smaller card's OOM boundary")
+    p.add_argument(
+        "--vram-limit",
+        metavar="SIZE",
+        help="cap GPU memory (e.g. 16GiB) to find a smaller card's OOM boundary",
+    )
     p.add_argument("--resume", action="store_true", help="keep the splits already in --out")
     p.add_argument("--weights", help="load real weights from a local folder or Hub id")
     p.add_argument("--data", help="a local JSONL or Parquet file to train on (default synthetic)")
     p.add_argument("--tokenizer", help="tokenizer for --data (default: --weights or the model)")
     p.add_argument("--warmup", type=int, default=2, help="untimed updates per split (default 2)")
-    p.add_argument("--max-updates", type=int, default=40,
-                   help="most timed updates per split (default 40)")
-    p.add_argument("--max-seconds", type=float, default=8.0,
-                   help="stop timing a split after this many seconds of timed updates, once it "
-                        "has 5 (default 8)")
-    p.add_argument("--tolerance", type=float, default=0.02,
-                   help="stop timing when the median's 95%% CI is within this (default 0.02)")
+    p.add_argument(
+        "--max-updates", type=int, default=40, help="most timed updates per split (default 40)"
+    )
+    p.add_argument(
+        "--max-seconds",
+        type=float,
+        default=8.0,
+        help="stop timing a split after this many seconds of timed updates, once it "
+        "has 5 (default 8)",
+    )
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.02,
+        help="stop timing when the median's 95%% CI is within this (default 0.02)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(run=run)
 
@@ -46,19 +58,28 @@ def run(args: argparse.Namespace) -> str:
         from calibration.run import CalibrateRequest, calibrate, parse_size_gib, parse_splits
     except ImportError as exc:
         raise CalibrationError(f"{INSTALL_HINT} ({exc.name} is missing)") from None
-    if args.warmup < 0 or args.max_updates < 1 or args.max_seconds <= 0 or not (
-        0 < args.tolerance < 1
+    if (
+        args.warmup < 0
+        or args.max_updates < 1
+        or args.max_seconds <= 0
+        or not (0 < args.tolerance < 1)
     ):
         raise CalibrationError(
             "--warmup >= 0, --max-updates >= 1, --max-seconds > 0 and 0 < --tolerance < 1"
         )
     req = CalibrateRequest(
-        job=job, out=args.out,
+        job=job,
+        out=args.out,
         splits=parse_splits(args.splits, job.effective_batch) if args.splits else job.splits(),
         device=args.device,
         vram_limit_gib=parse_size_gib(args.vram_limit) if args.vram_limit else None,
-        resume=args.resume, weights=args.weights, data=args.data, tokenizer=args.tokenizer,
-        warmup=args.warmup, max_timed=args.max_updates, max_seconds=args.max_seconds,
+        resume=args.resume,
+        weights=args.weights,
+        data=args.data,
+        tokenizer=args.tokenizer,
+        warmup=args.warmup,
+        max_timed=args.max_updates,
+        max_seconds=args.max_seconds,
         rel_tol=args.tolerance,
         progress=not args.quiet,
     )
@@ -69,16 +90,34 @@ def run(args: argparse.Namespace) -> str:
 def summary(profile: Profile, out: Path) -> str:
     """The end-of-run table."""
     rows = [
-        [f"{s.micro_batch}x{s.grad_accum}", s.status,
-         "" if s.seconds_per_update is None else f"{s.seconds_per_update:.4f}",
-         "" if s.ci_low_s is None or s.ci_high_s is None
-         else f"{s.ci_low_s:.4f}-{s.ci_high_s:.4f}",
-         s.timed_updates or "", "" if s.tokens_per_s is None else f"{s.tokens_per_s:.0f}",
-         "" if s.peak_reserved_gib is None else f"{s.peak_reserved_gib:.2f}"]
+        [
+            f"{s.micro_batch}x{s.grad_accum}",
+            s.status,
+            "" if s.seconds_per_update is None else f"{s.seconds_per_update:.4f}",
+            ""
+            if s.ci_low_s is None or s.ci_high_s is None
+            else f"{s.ci_low_s:.4f}-{s.ci_high_s:.4f}",
+            s.timed_updates or "",
+            "" if s.tokens_per_s is None else f"{s.tokens_per_s:.0f}",
+            "" if s.peak_reserved_gib is None else f"{s.peak_reserved_gib:.2f}",
+        ]
         for s in profile.splits
     ]
-    table = tabulate(rows, headers=["m x k", "status", "s/update", "95% CI s", "timed",
-                                    "tokens/s", "peak reserved GiB"], disable_numparse=True)
-    return (f"{table}\n\nGPU: {profile.gpu} ({profile.raw_gpu_name}, {profile.gpu_memory_gib} GiB)"
-            f"; device time used: {profile.gpu_seconds or 0:.1f} s\nprofile written to {out}; "
-            f"use it with: gacost recommend --job JOB --profile {out}")
+    table = tabulate(
+        rows,
+        headers=[
+            "m x k",
+            "status",
+            "s/update",
+            "95% CI s",
+            "timed",
+            "tokens/s",
+            "peak reserved GiB",
+        ],
+        disable_numparse=True,
+    )
+    return (
+        f"{table}\n\nGPU: {profile.gpu} ({profile.raw_gpu_name}, {profile.gpu_memory_gib} GiB)"
+        f"; device time used: {profile.gpu_seconds or 0:.1f} s\nprofile written to {out}; "
+        f"use it with: gacost recommend --job JOB --profile {out}"
+    )

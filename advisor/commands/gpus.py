@@ -21,14 +21,19 @@ def run(args: argparse.Namespace) -> str:
     """Render the spec table."""
     rows = [
         {
-            "gpu": s.name, "memory_gib": s.memory_gib, "bandwidth_gbs": s.bandwidth_gbs,
-            "fp16_tflops": s.fp16_tflops, "bf16_tflops": s.bf16_tflops,
-            "fp32_tflops": s.fp32_tflops, "bf16": s.bf16_supported,
+            "gpu": s.name,
+            "memory_gib": s.memory_gib,
+            "bandwidth_gbs": s.bandwidth_gbs,
+            "fp16_tflops": s.fp16_tflops,
+            "bf16_tflops": s.bf16_tflops,
+            "fp32_tflops": s.fp32_tflops,
+            "bf16": s.bf16_supported,
         }
         for s in catalog.gpu_specs().values()
     ]
     if args.format == "csv":
         return rows_csv(rows).rstrip("\n")
-    return (tabulate(rows, headers="keys") + "\n\nDense tensor rates (no sparsity); sources per "
-            "row in gacost_data/gpus.csv. Families accepted in jobs: "
-            + ", ".join(catalog.GPU_FAMILIES))
+    return (
+        tabulate(rows, headers="keys") + "\n\nDense tensor rates (no sparsity); sources per "
+        "row in gacost_data/gpus.csv. Families accepted in jobs: " + ", ".join(catalog.GPU_FAMILIES)
+    )

@@ -21,6 +21,14 @@ def run(args: argparse.Namespace) -> str:
     for name in catalog.shipped_models():
         display, cfg = catalog.load_model_config(name)
         a = catalog.model_arch(display, cfg)
-        rows.append([display, a.model_type, f"{a.total_params / 1e9:.2f}B", a.num_hidden_layers,
-                     a.hidden_size, a.vocab_size])
+        rows.append(
+            [
+                display,
+                a.model_type,
+                f"{a.total_params / 1e9:.2f}B",
+                a.num_hidden_layers,
+                a.hidden_size,
+                a.vocab_size,
+            ]
+        )
     return tabulate(rows, headers=["model", "type", "params", "layers", "hidden", "vocab"])

@@ -5,23 +5,32 @@ from __future__ import annotations
 import argparse
 
 from advisor import render
+from advisor.commands.common import price_table
 from advisor.job import load_job
 from advisor.profile import read_profile
 from advisor.recommend import recommend
-from advisor.commands.common import price_table
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the subcommand."""
     p = sub.add_parser("recommend", help="recommend a GPU, provider and m x k split for a job")
     p.add_argument("--job", required=True, help="the job spec (YAML)")
-    p.add_argument("--profile", action="append", default=[], metavar="P",
-                   help="a calibration profile (JSON) to use; repeatable")
-    p.add_argument("--prices", metavar="F",
-                   help="a price file in the snapshot CSV format (default: embedded snapshot)")
+    p.add_argument(
+        "--profile",
+        action="append",
+        default=[],
+        metavar="P",
+        help="a calibration profile (JSON) to use; repeatable",
+    )
+    p.add_argument(
+        "--prices",
+        metavar="F",
+        help="a price file in the snapshot CSV format (default: embedded snapshot)",
+    )
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
-    p.add_argument("--top", type=_positive, default=10, metavar="N",
-                   help="show the N best offers (default 10)")
+    p.add_argument(
+        "--top", type=_positive, default=10, metavar="N", help="show the N best offers (default 10)"
+    )
     p.set_defaults(run=run)
 
 
@@ -40,8 +49,14 @@ def run(args: argparse.Namespace) -> str:
     job = load_job(args.job)
     profiles = [read_profile(p) for p in args.profile]
     table = price_table(args.prices)
-    report = recommend(job, table.offers, profiles, price_as_of=table.as_of,
-                       price_source=table.source, top=args.top)
+    report = recommend(
+        job,
+        table.offers,
+        profiles,
+        price_as_of=table.as_of,
+        price_source=table.source,
+        top=args.top,
+    )
     if args.format == "json":
         return render.render_json(report)
     if args.format == "csv":

@@ -1,0 +1,179 @@
+"""``gacost calibrate`` through the real TRL SFTTrainer + PEFT path, on the CPU, tiny model."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from advisor.cli import main
+from advisor.errors import CalibrationError
+from advisor.job import load_job
+from advisor.profile import read_profile
+from calibration import sweep
+from calibration.run import CalibrateRequest, calibrate
+
+JOB = Path(__file__).parent / "fixtures" / "calib" / "tiny-job.yaml"
+FAST = {"warmup": 1, "max_timed": 6, "max_seconds": 0.05, "progress": False}
+
+
+def _request(out: Path, **kw: object) -> CalibrateRequest:
+    job = load_job(JOB)
+    fields = {"job": job, "out": out, "splits": job.splits(), "device": "cpu", **FAST, **kw}
+    return CalibrateRequest(**fields)  # type: ignore[arg-type]
+
+
+def test_cli_writes_a_profile_that_reads_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "p.json"
+    code = main(
+        [
+            "calibrate",
+            "--job",
+            str(JOB),
+            "--out",
+            str(out),
+            "--device",
+            "cpu",
+            "--warmup",
+            "1",
+            "--max-updates",
+            "6",
+            "--max-seconds",
+            "0.05",
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "profile written to" in text and "4x1" in text
+    profile = read_profile(out)
+    assert profile.gpu == "CPU" and profile.workload.sequence_length == 32
+    assert {(s.micro_batch, s.grad_accum) for s in profile.splits} == {(1, 4), (2, 2), (4, 1)}
+    best = min(
+        (s for s in profile.splits if s.seconds_per_update), key=lambda s: s.seconds_per_update or 0
+    )
+    assert best.status == "ok"
+    for s in profile.splits:
+        assert s.status in ("ok", "dropped")
+        assert len(s.update_times) == s.warmup_updates + s.timed_updates
+        assert s.timed_updates >= 3 and s.seconds_per_update and s.seconds_per_update > 0
+        assert s.tokens_per_s == pytest.approx(4 * 32 / s.seconds_per_update, rel=1e-3)
+    assert profile.software["trl"] and profile.gpu_seconds and profile.gpu_seconds > 0
+    raw = json.loads(out.read_text())
+    assert raw["schema"] == "gacost-profile" and raw["fingerprint"] == profile.fingerprint
+
+
+def test_oom_is_a_result_and_the_sweep_continues(tmp_path: Path) -> None:
+    profile, _ = calibrate(_request(tmp_path / "p.json", inject_oom_above=2))
+    status = {(s.micro_batch, s.grad_accum): s.status for s in profile.splits}
+    assert status[(4, 1)] == "oom"
+    assert status[(2, 2)] in ("ok", "dropped") and status[(1, 4)] in ("ok", "dropped")
+    oom = profile.split(4, 1)
+    assert oom is not None and "out of memory" in oom.note
+
+
+def test_resume_keeps_measured_splits_and_skips_above_an_oom(tmp_path: Path) -> None:
+    out = tmp_path / "p.json"
+    first, _ = calibrate(_request(out, splits=((2, 2),), inject_oom_above=1))
+    assert first.split(2, 2) is not None and first.split(2, 2).status == "oom"  # type: ignore[union-attr]
+    second, _ = calibrate(_request(out, resume=True))
+    assert second.split(2, 2) == first.split(2, 2)
+    above = second.split(4, 1)
+    assert above is not None and above.status == "skipped"
+    below = second.split(1, 4)
+    assert below is not None and below.status == "ok"
+    assert read_profile(out) == second
+
+
+def test_resume_refuses_another_workload(tmp_path: Path) -> None:
+    out = tmp_path / "p.json"
+    calibrate(_request(out, splits=((4, 1),)))
+    req = _request(out, resume=True)
+    other = replace(req, job=req.job.model_copy(update={"sequence_length": 16}))
+    with pytest.raises(CalibrationError, match="another workload"):
+        calibrate(other)
+
+
+def test_interrupt_keeps_the_splits_already_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = sweep.measure_split
+    calls = {"n": 0}
+
+    def interrupted_second(*args: object, **kw: object) -> object:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sweep, "measure_split", interrupted_second)
+    out = tmp_path / "p.json"
+    with pytest.raises(sweep.CalibrationInterrupted, match="--resume"):
+        calibrate(_request(out))
+    kept = read_profile(out)
+    assert [(s.micro_batch, s.status) for s in kept.splits] == [(4, "ok")]
+
+
+def test_local_jsonl_data_with_a_local_tokenizer(tmp_path: Path) -> None:
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    corpus = [f"sample number {i} says hello to the tiny model" for i in range(20)]
+    tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.train_from_iterator(
+        corpus, trainers.WordLevelTrainer(special_tokens=["<pad>", "<unk>", "<eos>"])
+    )
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token="<pad>", unk_token="<unk>", eos_token="<eos>"
+    )
+    fast.save_pretrained(tmp_path / "tok")
+    data = tmp_path / "data.jsonl"
+    data.write_text("\n".join(json.dumps({"text": t}) for t in corpus) + "\n")
+    profile, _ = calibrate(
+        _request(
+            tmp_path / "p.json", splits=((4, 1),), data=str(data), tokenizer=str(tmp_path / "tok")
+        )
+    )
+    assert profile.splits[0].status == "ok"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--splits", "3x1"], "does not multiply to the job's effective_batch 4"),
+        (["--vram-limit", "16GiB"], "--vram-limit: needs a CUDA GPU"),
+        (["--data", "missing.jsonl"], "--data: no file at"),
+        (["--max-seconds", "0"], "--max-seconds > 0"),
+    ],
+)
+def test_bad_inputs_are_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    code = main(
+        [
+            "calibrate",
+            "--job",
+            str(JOB),
+            "--out",
+            str(tmp_path / "p.json"),
+            "--device",
+            "cpu",
+            "--quiet",
+            *args,
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code != 0 and message in err and err.startswith("error: ")
+    assert "Traceback" not in err
+
+
+def test_fp16_on_cpu_is_refused(tmp_path: Path) -> None:
+    req = _request(tmp_path / "p.json")
+    fp16 = replace(req, job=req.job.model_copy(update={"precision": "fp16"}))
+    with pytest.raises(CalibrationError, match="fp16 mixed precision needs a CUDA GPU"):
+        calibrate(fp16)

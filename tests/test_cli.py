@@ -1,0 +1,166 @@
+"""The ``gacost`` command end to end: subprocesses for exit codes, in-process for data."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from advisor.job import load_job
+from advisor.recommend import recommend
+from advisor.records import Offer
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "qwen3-1.7b-lora.yaml"
+JOBS = Path(__file__).parent / "fixtures" / "jobs"
+
+
+def gacost(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """Run the CLI as a user would."""
+    return subprocess.run(
+        [sys.executable, "-m", "advisor.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+def test_help_lists_the_commands() -> None:
+    result = gacost("--help")
+    assert result.returncode == 0
+    for command in ("recommend", "calibrate", "gpus", "prices", "models"):
+        assert command in result.stdout
+
+
+def test_recommend_the_example() -> None:
+    result = gacost("recommend", "--job", str(EXAMPLE))
+    assert result.returncode == 0, result.stderr
+    assert "Recommended:" in result.stdout and "per fine-tune" in result.stdout
+    assert "is cheaper than" in result.stdout  # break-even lines
+    assert "as of" in result.stdout
+
+
+def test_json_and_csv_carry_the_same_plans() -> None:
+    as_json = json.loads(
+        gacost("recommend", "--job", str(EXAMPLE), "--format", "json", "--top", "3").stdout
+    )
+    rows = gacost("recommend", "--job", str(EXAMPLE), "--format", "csv", "--top", "3").stdout
+    lines = rows.strip().splitlines()
+    assert len(as_json["plans"]) == 3 and len(lines) == 4
+    header = lines[0].split(",")
+    for key in ("gpu", "provider", "split", "seconds_per_update", "cost_per_run", "fits"):
+        assert key in header and key in as_json["plans"][0]
+    for plan in as_json["plans"]:
+        assert plan["cost_per_run"] == pytest.approx(
+            plan["seconds_per_update"] * as_json["updates"] * plan["rate_hour"] / 3600
+        )
+        assert plan["cost_all_runs"] == pytest.approx(plan["cost_per_run"] * as_json["runs"])
+
+
+def test_published_t4_profile_cost_is_exact() -> None:
+    job = load_job(EXAMPLE).model_copy(update={"gpus": ["T4"]})
+    offer = Offer("test", "r1", "t4-box", "T4", 1, 16, 4, 16, 0.526, None, "test", "2026-01-01")
+    report = recommend(job, [offer])
+    best = report.recommended
+    assert (best.time_source, best.micro_batch, best.grad_accum) == ("measured", 4, 1)
+    assert best.seconds_per_update == 2.3792
+    assert best.cost_per_run == 2.3792 * job.updates * 0.526 / 3600
+
+
+@pytest.mark.parametrize(
+    ("job", "code", "message"),
+    [
+        (JOBS / "invalid" / "typo-key.yaml", 2, "did you mean 'sequence_length'"),
+        (JOBS / "invalid" / "bad-yaml.yaml", 2, "line 3"),
+        (JOBS / "nope.yaml", 2, "cannot read"),
+    ],
+)
+def test_bad_jobs_exit_cleanly(job: Path, code: int, message: str) -> None:
+    result = gacost("recommend", "--job", str(job))
+    assert result.returncode == code
+    assert result.stderr.startswith("error: ") and message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "code", "message"),
+    [
+        ({"gpus": ["T4", "L40"]}, 2, "unknown GPU 'L40' (did you mean 'L40S'?)"),
+        ({"providers": ["asw"]}, 2, "providers[0]: unknown provider 'asw' (did you mean 'aws'?)"),
+        ({"model": "Qwen3-17B"}, 2, "model: 'Qwen3-17B' is not a shipped config"),
+        (
+            {"objective": "min_cost_under_deadline", "deadline_hours": 0.01},
+            3,
+            "raise deadline_hours to at least",
+        ),
+        (
+            {"objective": "min_time_under_budget", "budget_usd": 0.01},
+            3,
+            "raise budget_usd to at least",
+        ),
+    ],
+)
+def test_impossible_or_unknown_names(
+    tmp_path: Path, extra: dict[str, object], code: int, message: str
+) -> None:
+    text = EXAMPLE.read_text()
+    if "model" in extra:
+        text = text.replace("model: Qwen/Qwen3-1.7B", f"model: {extra.pop('model')}")
+    path = tmp_path / "job.yaml"
+    path.write_text(text + "".join(f"{k}: {json.dumps(v)}\n" for k, v in extra.items()))
+    result = gacost("recommend", "--job", str(path))
+    assert result.returncode == code, result.stdout + result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_corrupt_profile_and_price_files(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    result = gacost("recommend", "--job", str(EXAMPLE), "--profile", str(bad))
+    assert result.returncode == 1 and "not valid JSON" in result.stderr
+    prices = tmp_path / "prices.csv"
+    prices.write_text("provider,region\naws,us-east-1\n")
+    result = gacost("recommend", "--job", str(EXAMPLE), "--prices", str(prices))
+    assert result.returncode == 1 and result.stderr.startswith("error: ")
+    assert "Traceback" not in result.stderr
+
+
+def test_user_profile_for_another_workload_is_flagged(tmp_path: Path) -> None:
+    profile = (
+        ROOT / "data" / "profiles" / "H200-SXM--Qwen3-1.7B--lora-r16-seq512-bf16-B4--measured.json"
+    )
+    result = gacost("recommend", "--job", str(EXAMPLE), "--profile", str(profile))
+    assert result.returncode == 0
+    assert (
+        "profile for H200-SXM ignored: another workload (precision 'bf16' vs job 'fp16')"
+        in result.stdout
+    )
+
+
+def test_gpus_models_and_prices_list_the_embedded_data() -> None:
+    gpus = gacost("gpus")
+    assert gpus.returncode == 0 and "H200-SXM" in gpus.stdout and "T4" in gpus.stdout
+    models = gacost("models")
+    assert models.returncode == 0 and "Qwen/Qwen3-1.7B" in models.stdout
+    prices = gacost("prices", "--gpu", "L4")
+    assert prices.returncode == 0 and "L4" in prices.stdout and "as of" in prices.stdout
+
+
+def test_recommend_needs_neither_torch_nor_httpx(tmp_path: Path) -> None:
+    code = (
+        "import sys, io, contextlib\n"
+        "from advisor.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    rc = main(['recommend', '--job', {str(EXAMPLE)!r}])\n"
+        "mods = ('torch', 'httpx', 'transformers', 'trl', 'peft')\n"
+        "heavy = [m for m in mods if m in sys.modules]\n"
+        "print(rc, heavy)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert result.stdout.strip() == "0 []", result.stderr
