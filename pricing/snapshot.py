@@ -35,6 +35,7 @@ HEADER: tuple[str, ...] = (
 _TEXT_COLUMNS = ("provider", "region", "instance_type", "gpu", "source", "fetched_at")
 _OPTIONAL_NUMBERS = ("gpu_memory_gib", "vcpus", "ram_gib", "price_hour", "spot_hour")
 _FIX = "regenerate it with `python -m pricing.build_snapshot` or restore it from git"
+SNAPSHOT_FIX = _FIX  # the advice that ends every DataError raised here
 _DATA_PACKAGE = "gacost_data"
 
 

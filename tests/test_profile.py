@@ -29,7 +29,11 @@ def _profile() -> Profile:
         workload=WL,
         source="measured",
         splits=(
-            SplitResult(1, 4, "ok", 0.5, 0.01, (0.49, 0.5, 0.51), 4.0, 5.0, 4096.0, 2, 3),
+            SplitResult(
+                1, 4, "ok", seconds_per_update=0.5, iqr_seconds=0.01, ci_low_s=0.49,
+                ci_high_s=0.51, update_times=(0.49, 0.5, 0.51), peak_allocated_gib=4.0,
+                peak_reserved_gib=5.0, tokens_per_s=4096.0, warmup_updates=2, timed_updates=3,
+            ),
             SplitResult(8, 1, "oom", peak_reserved_gib=16.0, note="capped"),
         ),
     )
