@@ -26,19 +26,12 @@ class CalibrateRequest:
 
     job: Job
     out: Path | None
-    splits: tuple[tuple[int, int], ...]
+    options: SweepOptions
     device: str = "auto"
-    vram_limit_gib: float | None = None
     resume: bool = False
     weights: str | None = None
     data: str | None = None
     tokenizer: str | None = None
-    warmup: int = 2
-    max_timed: int = 40
-    max_seconds: float = 8.0
-    rel_tol: float = 0.02
-    progress: bool = True
-    inject_oom_above: int | None = None
 
 
 def quiet_libraries() -> None:
@@ -80,23 +73,14 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
     env = describe(device)
     workload = job.workload(model_name)
     out = req.out or default_out(env.gpu, model_name, workload.fingerprint())
-    options = SweepOptions(
-        splits=req.splits,
-        warmup=req.warmup,
-        max_timed=req.max_timed,
-        max_seconds=req.max_seconds,
-        rel_tol=req.rel_tol,
-        vram_limit_gib=req.vram_limit_gib,
-        progress=req.progress,
-        inject_oom_above=req.inject_oom_above,
-    )
+    options = req.options
     tokenizer_source = _tokenizer_source(req) if req.data else None
     profile = _resume(out, workload.fingerprint(), env.gpu) if req.resume else None
     if profile is None:
         profile = new_profile(workload, env, options)
     if job.method == "full":
         raise CalibrationError("method: full fine-tunes are not calibrated yet; use lora")
-    apply_vram_limit(device, req.vram_limit_gib)
+    apply_vram_limit(device, options.vram_limit_gib)
     torch.manual_seed(options.seed)
     try:
         base = builder.build_model(cfg, job, device, req.weights)

@@ -14,15 +14,19 @@ from advisor.job import load_job
 from advisor.profile import read_profile
 from calibration import sweep
 from calibration.run import CalibrateRequest, calibrate
+from calibration.sweep import SweepOptions
 
 JOB = Path(__file__).parent / "fixtures" / "calib" / "tiny-job.yaml"
 FAST = {"warmup": 1, "max_timed": 6, "max_seconds": 0.05, "progress": False}
+SWEEP_KEYS = {"splits", "inject_oom_above"}
 
 
 def _request(out: Path, **kw: object) -> CalibrateRequest:
+    """A fast CPU request; ``splits`` and ``inject_oom_above`` go to the sweep options."""
     job = load_job(JOB)
-    fields = {"job": job, "out": out, "splits": job.splits(), "device": "cpu", **FAST, **kw}
-    return CalibrateRequest(**fields)  # type: ignore[arg-type]
+    opts = {"splits": job.splits(), **FAST, **{k: v for k, v in kw.items() if k in SWEEP_KEYS}}
+    rest = {k: v for k, v in kw.items() if k not in SWEEP_KEYS}
+    return CalibrateRequest(job=job, out=out, options=SweepOptions(**opts), device="cpu", **rest)  # type: ignore[arg-type]
 
 
 def test_cli_writes_a_profile_that_reads_back(

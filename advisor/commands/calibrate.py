@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> str:
     job = load_job(args.job)
     try:
         from calibration.run import CalibrateRequest, calibrate, parse_size_gib, parse_splits
+        from calibration.sweep import SweepOptions
     except ImportError as exc:
         raise CalibrationError(f"{INSTALL_HINT} ({exc.name} is missing)") from None
     if (
@@ -70,18 +71,20 @@ def run(args: argparse.Namespace) -> str:
     req = CalibrateRequest(
         job=job,
         out=args.out,
-        splits=parse_splits(args.splits, job.effective_batch) if args.splits else job.splits(),
+        options=SweepOptions(
+            splits=parse_splits(args.splits, job.effective_batch) if args.splits else job.splits(),
+            vram_limit_gib=parse_size_gib(args.vram_limit) if args.vram_limit else None,
+            warmup=args.warmup,
+            max_timed=args.max_updates,
+            max_seconds=args.max_seconds,
+            rel_tol=args.tolerance,
+            progress=not args.quiet,
+        ),
         device=args.device,
-        vram_limit_gib=parse_size_gib(args.vram_limit) if args.vram_limit else None,
         resume=args.resume,
         weights=args.weights,
         data=args.data,
         tokenizer=args.tokenizer,
-        warmup=args.warmup,
-        max_timed=args.max_updates,
-        max_seconds=args.max_seconds,
-        rel_tol=args.tolerance,
-        progress=not args.quiet,
     )
     profile, out = calibrate(req)
     return summary(profile, out)
