@@ -3,5 +3,10 @@
 ``gpu_names`` maps vendor/catalog GPU strings to canonical names, ``skypilot`` parses
 SkyPilot catalog CSVs, ``quality`` filters implausible prices, and ``snapshot`` reads and
 writes the embedded price snapshot (rebuilt by ``python -m pricing.build_snapshot``).
-No module here touches the network.
+
+Live prices (see ``docs/pricing.md``): ``sources`` describes each source, ``registry`` maps
+it to a ``fetch_*`` module, ``http`` is the only transport (HTTPS, timeouts, retries),
+``cache`` keeps one file per source, ``refresh`` fetches into the cache, and ``combine``
+picks the freshest data offline. Only ``http``, ``fetching``, ``registry``, ``refresh``
+and the ``fetch_*`` modules import httpx; nothing else touches the network.
 """

@@ -29,6 +29,13 @@ def gacost(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _error_lines(stderr: str) -> list[str]:
+    """The ``error:`` lines; any other stderr line may only be a one-line ``warning:``."""
+    lines = stderr.strip().splitlines()
+    assert all(line.startswith(("error: ", "warning: ")) for line in lines), stderr
+    return [line for line in lines if line.startswith("error: ")]
+
+
 def test_help_lists_the_commands() -> None:
     result = gacost("--help")
     assert result.returncode == 0
@@ -82,7 +89,7 @@ def test_published_t4_profile_cost_is_exact() -> None:
 def test_bad_jobs_exit_cleanly(job: Path, code: int, message: str) -> None:
     result = gacost("recommend", "--job", str(job))
     assert result.returncode == code
-    assert result.stderr.startswith("error: ") and message in result.stderr
+    assert _error_lines(result.stderr) and message in result.stderr
     assert "Traceback" not in result.stderr
 
 
@@ -125,7 +132,7 @@ def test_corrupt_profile_and_price_files(tmp_path: Path) -> None:
     prices = tmp_path / "prices.csv"
     prices.write_text("provider,region\naws,us-east-1\n")
     result = gacost("recommend", "--job", str(EXAMPLE), "--prices", str(prices))
-    assert result.returncode == 1 and result.stderr.startswith("error: ")
+    assert result.returncode == 1 and _error_lines(result.stderr)
     assert "Traceback" not in result.stderr
 
 

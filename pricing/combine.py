@@ -1,0 +1,138 @@
+"""The freshest prices gacost has, offline: cached live sources over the embedded snapshot.
+
+Rules: a cache file older than the snapshot is ignored; a source that supersedes another
+hides that one's cache; for one provider, region and instance type the offer of the
+higher-priority source wins (first-party API over catalog, then the newer fetch); the
+snapshot fills in only providers no usable cache covers. A corrupt cache file is ignored
+with one warning, and one warning says when the oldest data used is past the max age.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta, timezone
+
+from advisor.errors import DataError
+from advisor.records import Offer
+from pricing.cache import PriceCache, format_age, format_timestamp, parse_timestamp
+from pricing.snapshot import PriceTable
+from pricing.sources import SOURCES
+
+SNAPSHOT = "snapshot"
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+Warn = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Part:
+    """Offers from one place (a cached source or the snapshot) and their time."""
+
+    name: str
+    label: str
+    priority: int
+    fetched_at: datetime
+    offers: tuple[Offer, ...]
+
+    @property
+    def providers(self) -> list[str]:
+        """The providers of the offers, sorted."""
+        return sorted({o.provider for o in self.offers})
+
+
+def snapshot_time(snapshot: PriceTable) -> datetime:
+    """The snapshot's ``as_of`` as a time (midnight UTC of a date; epoch if unreadable)."""
+    try:
+        return parse_timestamp(snapshot.as_of)
+    except ValueError:
+        return _EPOCH
+
+
+def describe(part: Part, now: datetime, snapshot: PriceTable | None = None) -> str:
+    """``"the embedded snapshot (as of 2026-12-02, 3 days old)"`` or a cache's age."""
+    age = format_age(now - part.fetched_at)
+    if part.name == SNAPSHOT:
+        as_of = snapshot.as_of if snapshot else format_timestamp(part.fetched_at)
+        return f"the embedded snapshot (as of {as_of}, {age} old)"
+    return f"{part.label} prices cached {age} ago"
+
+
+def load_freshest(
+    *, cache: PriceCache, snapshot: PriceTable, now: datetime, max_age: timedelta, warn: Warn
+) -> PriceTable:
+    """The combined table; warnings go to ``warn``, one line each."""
+    snap_time = snapshot_time(snapshot)
+    parts, corrupt = cached_parts(cache, snap_time)
+    snap = Part(SNAPSHOT, "embedded snapshot", 0, snap_time, snapshot.offers)
+    used = merge(parts, snap)
+    for name, exc in corrupt:
+        providers = set(SOURCES[name].providers)
+        serving = [p for p in used if providers & set(p.providers)]
+        instead = " and ".join(describe(p, now, snapshot) for p in serving) or "nothing"
+        warn(f"{name}: {exc}; using {instead} instead")
+    oldest = min(used, key=lambda p: p.fetched_at, default=None)
+    if oldest is not None and now - oldest.fetched_at > max_age:
+        warn(
+            f"prices: {describe(oldest, now, snapshot)} is older than {format_age(max_age)}; "
+            "`gacost prices --refresh` fetches current rates"
+        )
+    return table_of(used, snapshot, now)
+
+
+def cached_parts(
+    cache: PriceCache, not_before: datetime
+) -> tuple[list[Part], list[tuple[str, DataError]]]:
+    """Usable cached sources, and the sources whose cache file is corrupt."""
+    parts, corrupt = [], []
+    for name, info in SOURCES.items():
+        try:
+            cached = cache.read(name)
+        except DataError as exc:
+            corrupt.append((name, exc))
+            continue
+        if cached is not None and cached.fetched_at >= not_before:
+            parts.append(Part(name, info.label, info.priority, cached.fetched_at, cached.offers))
+    hidden = {s for p in parts for s in SOURCES[p.name].supersedes}
+    return [p for p in parts if p.name not in hidden], corrupt
+
+
+def merge(parts: Iterable[Part], snapshot: Part) -> list[Part]:
+    """The parts that contribute, each cut to the offers it contributes, best first."""
+    parts = sorted(parts, key=lambda p: (-p.priority, -p.fetched_at.timestamp(), p.name))
+    covered = {o.provider for p in parts if not _partial(p) for o in p.offers}
+    rest = tuple(o for o in snapshot.offers if o.provider not in covered)
+    seen: set[tuple[str, str, str]] = set()
+    used = []
+    for part in [*parts, replace(snapshot, offers=rest)]:
+        fresh = tuple(o for o in part.offers if _key(o) not in seen)
+        seen.update(_key(o) for o in part.offers)
+        if fresh:
+            used.append(replace(part, offers=fresh))
+    return used
+
+
+def table_of(used: list[Part], snapshot: PriceTable, now: datetime) -> PriceTable:
+    """One :class:`PriceTable`; the snapshot alone is returned unchanged."""
+    if all(p.name == SNAPSHOT for p in used):
+        return snapshot
+    offers = tuple(o for p in used for o in p.offers)
+    sources = []
+    for part in used:
+        where = ", ".join(part.providers)
+        if part.name == SNAPSHOT:
+            sources.append(f"embedded snapshot as of {snapshot.as_of} ({where})")
+        else:
+            sources.append(f"{part.label} ({where}; {format_age(now - part.fetched_at)} old)")
+    oldest = min(used, key=lambda p: p.fetched_at)
+    as_of = snapshot.as_of if oldest.name == SNAPSHOT else format_timestamp(oldest.fetched_at)
+    return PriceTable(offers=offers, source="; ".join(sources), as_of=as_of)
+
+
+def _partial(part: Part) -> bool:
+    info = SOURCES.get(part.name)
+    return info is not None and info.partial
+
+
+def _key(offer: Offer) -> tuple[str, str, str]:
+    return (offer.provider, offer.region, offer.instance_type)

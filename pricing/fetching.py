@@ -1,0 +1,44 @@
+"""The contract between the refresh layer and each fetcher module."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+import httpx
+
+from advisor.records import Offer
+from pricing.cache import format_timestamp
+from pricing.http import HttpPolicy
+
+
+@dataclass(frozen=True)
+class FetchContext:
+    """What a fetcher may use besides the client: the time, the environment, the policy."""
+
+    now: datetime
+    env: Mapping[str, str]
+    policy: HttpPolicy = field(default_factory=HttpPolicy)
+
+    @property
+    def stamp(self) -> str:
+        """The ``fetched_at`` value of every offer of this fetch."""
+        return format_timestamp(self.now)
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    """Offers from one source, plus the rows dropped or adjusted, counted per reason."""
+
+    offers: tuple[Offer, ...]
+    dropped: dict[str, int] = field(default_factory=dict)
+    adjusted: dict[str, int] = field(default_factory=dict)
+    detail: str = ""
+
+
+class Fetcher(Protocol):
+    """Fetch one source's current offers; raise :class:`advisor.errors.PricingError`."""
+
+    def __call__(self, client: httpx.Client, ctx: FetchContext) -> FetchResult: ...

@@ -1,0 +1,16 @@
+"""The explicit map from source name (:data:`pricing.sources.SOURCES`) to its fetcher."""
+
+from __future__ import annotations
+
+from pricing import fetch_aws, fetch_azure, fetch_lambda, fetch_vast
+from pricing.fetch_skypilot import SkyPilotCatalog
+from pricing.fetching import Fetcher
+from pricing.sources import SKYPILOT_CLOUDS
+
+FETCHERS: dict[str, Fetcher] = {
+    **{f"skypilot-{cloud}": SkyPilotCatalog(cloud) for cloud in SKYPILOT_CLOUDS},
+    "azure": fetch_azure.fetch,
+    "vast": fetch_vast.fetch,
+    "aws-bulk": fetch_aws.fetch,
+    "lambda": fetch_lambda.fetch,
+}

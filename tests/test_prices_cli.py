@@ -1,0 +1,199 @@
+"""``gacost prices``: listing, --compare, --refresh, --export, --list-sources; no real network."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from pricing_helpers import Router, catalog_text, forbid_network, isolate, json_reply
+
+from advisor.cli import main
+from advisor.commands.common import price_table
+from pricing import http
+from pricing.cache import PriceCache
+from pricing.fetch_azure import API_URL as AZURE_URL
+from pricing.fetch_skypilot import PRIMARY_BASE
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "qwen3-1.7b-lora.yaml"
+
+
+@pytest.fixture
+def cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    return isolate(monkeypatch, tmp_path)
+
+
+@pytest.fixture
+def network(monkeypatch: pytest.MonkeyPatch, cache_dir: Path) -> Router:
+    """The CLI's client, answered by a router (every other URL: 404)."""
+    router = Router()
+    monkeypatch.setattr(http, "make_client", lambda policy=None: router.client())
+    return router
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["prices", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _csv(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def test_offline_listing_uses_the_snapshot_without_network(
+    capsys: pytest.CaptureFixture[str], cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    forbid_network(monkeypatch)
+    code, out, err = _run(capsys, "--gpu", "L4", "--provider", "gcp")
+    assert code == 0 and "as of 2026-12-02" in out and "g2-standard-4" in out
+    assert "aws" not in out.split("\n\n")[0]
+    assert not cache_dir.exists()
+
+
+def test_compare_is_cheapest_per_gpu_first(
+    capsys: pytest.CaptureFixture[str], cache_dir: Path
+) -> None:
+    code, out, _ = _run(capsys, "--compare", "L4", "--format", "csv")
+    rows = _csv(out)
+    assert code == 0 and {r["gpu"] for r in rows} == {"L4"}
+    assert len({r["provider"] for r in rows}) >= 3 and len({r["region"] for r in rows}) >= 3
+    per_gpu = [float(r["per_gpu_hour"]) for r in rows if r["per_gpu_hour"]]
+    assert per_gpu == sorted(per_gpu) and len(per_gpu) == len(rows)
+    code, table, _ = _run(capsys, "--compare", "L4")
+    assert "cheapest on-demand per GPU-hour first" in table
+
+
+def test_compare_a_family_and_an_unknown_gpu(
+    capsys: pytest.CaptureFixture[str], cache_dir: Path
+) -> None:
+    code, out, _ = _run(capsys, "--compare", "A100", "--format", "csv")
+    assert code == 0 and {"A100-40GB-SXM", "A100-80GB-SXM"} <= {r["gpu"] for r in _csv(out)}
+    code, _, err = _run(capsys, "--compare", "A1000")
+    assert code == 2 and err.startswith("error: unknown GPU 'A1000'")
+
+
+def test_refresh_fetches_caches_and_shows_live_rows(
+    capsys: pytest.CaptureFixture[str], network: Router, cache_dir: Path
+) -> None:
+    network.add(AZURE_URL, json_reply("azure_retail_page1.json"),
+                json_reply("azure_retail_page2.json"))  # fmt: skip
+    code, out, err = _run(capsys, "--refresh", "--source", "azure", "--provider", "azure",
+                          "--gpu", "T4", "--format", "csv")  # fmt: skip
+    assert code == 0
+    assert err.startswith("note: azure: 6 offers from Azure Retail Prices API")
+    rows = {(r["region"], r["instance"]): r for r in _csv(out)}
+    assert rows[("eastus", "Standard_NC4as_T4_v3")]["on_demand_hour"] == "0.526"
+    assert list(rows) == [("eastus", "Standard_NC4as_T4_v3")]  # live azure replaces the snapshot
+    assert (cache_dir / "prices" / "azure.csv").is_file()
+
+
+def test_recommend_uses_the_cache_and_says_how_old(
+    capsys: pytest.CaptureFixture[str], network: Router, cache_dir: Path
+) -> None:
+    network.add(
+        f"{PRIMARY_BASE}/v8/lambda/vms.csv", httpx.Response(200, text=catalog_text("lambda"))
+    )
+    assert _run(capsys, "--source", "skypilot-lambda")[0] == 0  # --source implies --refresh
+    table = price_table()
+    assert "skypilot-catalog v8 lambda (lambda; under a minute old)" in table.source
+    assert "embedded snapshot as of 2026-12-02 (aws, azure, gcp, runpod, vast)" in table.source
+    code = main(["recommend", "--job", str(EXAMPLE)])
+    out, _ = capsys.readouterr()
+    assert code == 0 and "skypilot-catalog v8 lambda (lambda; under a minute old)" in out
+
+
+def test_failed_refresh_warns_once_and_still_lists(
+    capsys: pytest.CaptureFixture[str], network: Router, cache_dir: Path
+) -> None:
+    code, out, err = _run(capsys, "--refresh", "--source", "skypilot-gcp", "--gpu", "L4")
+    assert code == 0 and "g2-standard-4" in out  # the embedded snapshot
+    (line,) = err.splitlines()
+    assert line.startswith("warning: skypilot-gcp: refresh failed (")
+    assert "HTTP 404" in line and "using the embedded snapshot (as of 2026-12-02" in line
+    assert not (cache_dir / "prices" / "skypilot-gcp.csv").exists()
+
+
+def test_stale_cache_gets_a_warning(
+    capsys: pytest.CaptureFixture[str], network: Router, cache_dir: Path
+) -> None:
+    network.add(f"{PRIMARY_BASE}/v8/vast/vms.csv", httpx.Response(200, text=catalog_text("vast")))
+    _run(capsys, "--source", "skypilot-vast")
+    code, _, err = _run(capsys, "--provider", "vast", "--max-age", "0")
+    assert code == 0 and err.startswith("warning: prices: the embedded snapshot")
+    assert len(err.splitlines()) == 1
+
+
+def test_list_sources(capsys: pytest.CaptureFixture[str], cache_dir: Path) -> None:
+    PriceCache().path("vast").parent.mkdir(parents=True)
+    PriceCache().path("vast").write_text("junk\n")
+    code, out, _ = _run(capsys, "--list-sources", "--format", "csv")
+    rows = {r["source"]: r for r in _csv(out)}
+    assert code == 0 and {"azure", "vast", "aws-bulk", "lambda", "skypilot-gcp"} <= set(rows)
+    assert rows["lambda"]["key"] == "$LAMBDA_API_KEY not set"
+    assert rows["aws-bulk"]["default"] == "opt-in"
+    assert rows["vast"]["cache"] == "corrupt" and rows["azure"]["cache"] == "none"
+
+
+def test_export_writes_the_snapshot(
+    capsys: pytest.CaptureFixture[str], network: Router, tmp_path: Path
+) -> None:
+    network.add(f"{PRIMARY_BASE}/v8/gcp/vms.csv", httpx.Response(200, text=catalog_text("gcp")))
+    out_dir = tmp_path / "prices"
+    code, out, _ = _run(capsys, "--export", str(out_dir), "--source", "skypilot-gcp")
+    assert code == 0 and re.fullmatch(
+        rf"wrote \d+ offers to {re.escape(str(out_dir))}, as of \d{{4}}-\d\d-\d\d",
+        out.strip().splitlines()[-1],
+    )
+    assert (out_dir / "snapshot.csv").is_file() and (out_dir / "snapshot.json").is_file()
+    code, _, err = _run(capsys, "--export", str(tmp_path / "x"), "--source", "azure")
+    assert code == 1 and err.startswith("error: snapshot export stopped, nothing written")
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--max-age", "soon"], "expected an age"),
+        (["--prices", "f.csv", "--refresh"], "not allowed with"),
+        (["--prices", "f.csv", "--source", "azure"], "not allowed with"),
+        (["--gpu", "L4", "--compare", "T4"], "not allowed with"),
+    ],
+)
+def test_usage_errors(
+    capsys: pytest.CaptureFixture[str], cache_dir: Path, args: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["prices", *args])
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_bad_source_and_bad_env(
+    capsys: pytest.CaptureFixture[str], cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, _, err = _run(capsys, "--source", "azur")
+    assert code == 2 and "unknown price source 'azur' (did you mean 'azure'?)" in err
+    monkeypatch.setenv("GACOST_PRICE_MAX_AGE", "often")
+    code, _, err = _run(capsys)
+    assert code == 1 and err.startswith("error: $GACOST_PRICE_MAX_AGE")
+
+
+def test_offline_prices_does_not_import_httpx(tmp_path: Path) -> None:
+    code = (
+        "import sys, io, contextlib\n"
+        "from advisor.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    rc = main(['prices', '--compare', 'T4'])\n"
+        "print(rc, 'httpx' in sys.modules)\n"
+    )
+    env = {"GACOST_CACHE_DIR": str(tmp_path / "c"), "PATH": "/usr/bin:/bin"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60
+    )
+    assert result.stdout.strip() == "0 False", result.stderr
