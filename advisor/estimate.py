@@ -1,18 +1,20 @@
-"""Seconds per update and peak memory for every candidate GPU x split.
+"""Seconds per update and peak memory for every candidate GPU x split, with 90 % bands.
 
-Measured figures come from matching profiles; everything else from the model in
-:mod:`advisor.perf`. The result is a flat table of :class:`SplitEstimate` records the
-solver consumes.
+Measured figures come from matching profiles; everything else from the fitted model in
+:mod:`advisor.perf` (fitted to every reference profile and the caller's). The result is a
+flat table of :class:`SplitEstimate` records the solver consumes.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from advisor import perf
-from advisor.profile import TIMED, Profile, Workload
+from advisor import perf, timemodel
+from advisor.fit import TIME_NOISE, Z90
+from advisor.profile import TIMED, Profile, SplitResult, Workload
 from advisor.records import GpuSpec, ModelArch
 
 Source = Literal["measured", "predicted"]
@@ -20,7 +22,7 @@ Source = Literal["measured", "predicted"]
 
 @dataclass(frozen=True)
 class SplitEstimate:
-    """Time and memory of one split on one GPU, and whether it fits."""
+    """Time and memory of one split on one GPU, whether it fits, and 90 % bands."""
 
     gpu: str
     micro_batch: int
@@ -32,11 +34,34 @@ class SplitEstimate:
     usable_gib: float
     fits: bool
     note: str = ""
+    seconds_low: float | None = None
+    seconds_high: float | None = None
+    peak_low_gib: float | None = None
+    peak_high_gib: float | None = None
+    basis: str = ""
 
     @property
     def headroom_gib(self) -> float | None:
         """Usable memory left at the peak (negative: does not fit)."""
         return None if self.peak_gib is None else self.usable_gib - self.peak_gib
+
+    @property
+    def headroom_frac(self) -> float | None:
+        """Headroom as a fraction of the usable memory."""
+        room = self.headroom_gib
+        return None if room is None or self.usable_gib <= 0 else room / self.usable_gib
+
+    @property
+    def memory_tight(self) -> bool:
+        """Kept, but the upper end of the peak band exceeds the usable memory."""
+        return self.fits and self.peak_high_gib is not None and self.peak_high_gib > self.usable_gib
+
+    @property
+    def seconds_band(self) -> tuple[float, float] | None:
+        """(low, high) seconds per update, when known."""
+        if self.seconds_low is None or self.seconds_high is None:
+            return None
+        return self.seconds_low, self.seconds_high
 
 
 @dataclass(frozen=True)
@@ -73,21 +98,37 @@ def estimate_splits(
     splits: Sequence[tuple[int, int]],
     profiles: Sequence[Profile],
     vram_margin: float,
+    model: perf.FittedModel | None = None,
 ) -> tuple[list[SplitEstimate], list[SkippedGpu]]:
-    """Estimate every split on every GPU; ``profiles`` must already match the workload."""
+    """Estimate every split on every GPU; ``profiles`` must already match the workload.
+
+    ``model``: the fitted model to predict with (default: fitted to the reference profiles
+    and ``profiles``).
+    """
+    if model is None:
+        model = perf.fitted_model([*perf.reference_profiles(), *profiles], archs=[arch])
     out: list[SplitEstimate] = []
     skipped: list[SkippedGpu] = []
+    precision = timemodel.work_costs(arch, setup).compute_precision
     for gpu in gpus:
         if setup.precision == "bf16" and not gpu.bf16_supported:
             skipped.append(SkippedGpu(gpu.name, "no bf16 support (use precision: fp16)"))
             continue
         measured = [p for p in profiles if p.gpu == gpu.name]
         usable = gpu.memory_gib * (1.0 - vram_margin)
-        if not measured and perf.micro_step_seconds(arch, setup, gpu, 1) is None:
+        if not measured and timemodel.gpu_rates(gpu, precision) is None:
             skipped.append(SkippedGpu(gpu.name, "no tensor rate in the GPU specs; calibrate it"))
             continue
-        out.extend(_one(arch, setup, gpu, m, k, measured, usable) for m, k in splits)
+        out.extend(_one(arch, setup, gpu, m, k, measured, usable, model) for m, k in splits)
     return out, skipped
+
+
+def _measured_band(r: SplitResult) -> tuple[float, float]:
+    assert r.seconds_per_update is not None
+    if r.ci_low_s and r.ci_high_s and r.ci_low_s <= r.seconds_per_update <= r.ci_high_s:
+        return r.ci_low_s, r.ci_high_s
+    f = math.exp(Z90 * TIME_NOISE)
+    return r.seconds_per_update / f, r.seconds_per_update * f
 
 
 def _one(
@@ -98,27 +139,48 @@ def _one(
     k: int,
     measured: Sequence[Profile],
     usable: float,
+    model: perf.FittedModel,
 ) -> SplitEstimate:
+    mem = model.peak_gib(arch, setup, gpu.name, m)
     for p in measured:
         result = p.split(m, k)
         if result is None:
             continue
         if result.status in TIMED:
+            lo, hi = _measured_band(result)
             peak = result.peak_reserved_gib
-            peak = None if peak is None else peak + perf.CUDA_CONTEXT_GIB
+            if peak is None:  # no measured peak: the model's
+                return SplitEstimate(
+                    gpu.name, m, k, result.seconds_per_update, "measured", mem.value,
+                    "predicted", usable, mem.value <= usable, note=p.source,
+                    seconds_low=lo, seconds_high=hi, peak_low_gib=mem.low,
+                    peak_high_gib=mem.high, basis=f"measured ({p.source})",
+                )
+            peak += perf.CUDA_CONTEXT_GIB
             return SplitEstimate(
                 gpu.name, m, k, result.seconds_per_update, "measured",
                 peak, "measured", usable, True, note=p.source,
+                seconds_low=lo, seconds_high=hi, peak_low_gib=peak, peak_high_gib=peak,
+                basis=f"measured ({p.source})",
             )
         if result.status in ("oom", "skipped") and p.vram_limit_gib is None:
             why = "out of memory in calibration" if result.status == "oom" else (
                 "above the measured OOM boundary")
             return SplitEstimate(
                 gpu.name, m, k, None, "measured", result.peak_reserved_gib, "measured",
-                usable, False, note=why,
+                usable, False, note=why, basis=f"measured ({p.source})",
             )
-    seconds = perf.update_seconds(arch, setup, gpu, m, k)
-    peak = perf.peak_memory_gib(arch, setup, m)
+    band = model.seconds(arch, setup, gpu, m, k)
+    fits = mem.value <= usable
+    note = ""
+    if fits and mem.high > usable:
+        note = "tight: the peak's 90% band reaches the usable memory"
+    elif not fits and mem.low <= usable:
+        note = "may fit: the peak's 90% band reaches below the usable memory"
     return SplitEstimate(
-        gpu.name, m, k, seconds, "predicted", peak, "predicted", usable, peak <= usable
+        gpu.name, m, k, None if band is None else band.value, "predicted", mem.value,
+        "predicted", usable, fits, note=note,
+        seconds_low=None if band is None else band.low,
+        seconds_high=None if band is None else band.high,
+        peak_low_gib=mem.low, peak_high_gib=mem.high, basis=model.basis(gpu.name),
     )

@@ -1,96 +1,270 @@
-"""Placeholder performance and memory model (an analytic first cut, labelled "predicted").
+"""The performance and memory model as the advisor uses it: fitted to profiles, cached.
 
-Time per micro-step = host overhead + compute / (peak x efficiency(tokens)) + frozen-weight
-traffic / bandwidth; per update = k micro-steps + an optimizer step. Memory = frozen weights
-+ trainable state + checkpointed activations + one layer's activations + logits + workspace.
-The constants are round numbers, not fits; a fitted model replaces them.
+:mod:`advisor.timemodel` and :mod:`advisor.memmodel` hold the formulas, :mod:`advisor.fit`
+the fits. This module turns profiles into observations, fits both models to every reference
+profile (plus any the caller adds) once per process, and predicts seconds per update and peak
+memory with 90 % bands for any model, setup, GPU and split. Pure: no torch, no network.
 """
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-from advisor.records import GIB, GpuSpec, ModelArch
+import numpy as np
 
-HOST_OVERHEAD_S = 0.15
-PEAK_EFFICIENCY = 0.35
-HALF_EFFICIENCY_TOKENS = 1024
-OPTIMIZER_STEP_S = 0.01
-CUDA_CONTEXT_GIB = 0.5
-WORKSPACE_GIB = 1.0
+from advisor import catalog, memmodel, timemodel
+from advisor.errors import DataError, UnknownNameError
+from advisor.fit import (
+    NOISE_GPU,
+    TIME_NOISE,
+    Z90,
+    Band,
+    MemFit,
+    MemObservation,
+    ParamReport,
+    TimeFit,
+    TimeObservation,
+    TimeQuery,
+    fit_memory,
+    fit_time,
+)
+from advisor.job import LINEAR_MODULES
+from advisor.memmodel import CUDA_CONTEXT_GIB
+from advisor.profile import TIMED, Profile, Workload, loads_profile
+from advisor.records import GpuSpec, ModelArch
+from advisor.timemodel import TrainSetup
+
+__all__ = [
+    "CUDA_CONTEXT_GIB",
+    "FittedModel",
+    "RatioSide",
+    "TrainSetup",
+    "fitted_model",
+    "micro_step_seconds",
+    "peak_memory_gib",
+    "reference_model",
+    "reference_profiles",
+    "update_seconds",
+]
+
+CHUNKED_LOSS_TRL = (1, 7)  # TRL from this version on defaults to a chunked NLL loss
+
+
+def chunked_loss(software: dict[str, str]) -> bool:
+    """Whether a profile's TRL computes the loss without full fp32 logits (unknown: yes)."""
+    match = re.match(r"\s*(\d+)\.(\d+)", software.get("trl", ""))
+    if match is None:
+        return True
+    return (int(match.group(1)), int(match.group(2))) >= CHUNKED_LOSS_TRL
+
+
+def setup_for(workload: Workload, software: dict[str, str] | None = None) -> TrainSetup:
+    """The training setup a profile's workload describes."""
+    t = workload.target_modules
+    targets = LINEAR_MODULES if t in ("all-linear", "") else tuple(
+        s.strip() for s in t.split(",") if s.strip()
+    )
+    return TrainSetup(
+        method=workload.method, lora_r=workload.lora_r, lora_targets=targets,
+        sequence_length=workload.sequence_length, precision=workload.precision,
+        gradient_checkpointing=workload.gradient_checkpointing,
+        chunked_loss=chunked_loss(software or {}),
+    )
+
+
+def _short(model: str) -> str:
+    return model.rsplit("/", 1)[-1]
+
+
+def profile_observations(
+    p: Profile, arch: ModelArch, gpu: GpuSpec
+) -> tuple[list[TimeObservation], list[MemObservation]]:
+    """Time and memory observations of every timed split of ``p``."""
+    setup = setup_for(p.workload, p.software)
+    costs = timemodel.work_costs(arch, setup)
+    rates = timemodel.gpu_rates(gpu, costs.compute_precision)
+    mcosts = memmodel.memory_costs(arch, setup)
+    times: list[TimeObservation] = []
+    mems: list[MemObservation] = []
+    tag = f"{p.gpu} {_short(p.workload.model)} s{p.workload.sequence_length}"
+    for s in p.splits:
+        if s.status not in TIMED:
+            continue
+        label = f"{tag} {s.micro_batch}x{s.grad_accum}"
+        if rates is not None and s.seconds_per_update:
+            sigma = TIME_NOISE
+            if s.ci_low_s and s.ci_high_s and s.ci_high_s > s.ci_low_s > 0:
+                sigma = max(NOISE_GPU, math.log(s.ci_high_s / s.ci_low_s) / (2 * 1.96))
+            times.append(TimeObservation(p.gpu, costs, rates, s.micro_batch, s.grad_accum,
+                                         s.seconds_per_update, sigma, label))
+        if s.peak_reserved_gib is not None:
+            mems.append(MemObservation(p.gpu, mcosts, s.micro_batch, s.peak_reserved_gib, label,
+                                       s.grad_accum))
+    return times, mems
 
 
 @dataclass(frozen=True)
-class TrainSetup:
-    """The job facts the model needs, free of the job schema."""
+class RatioSide:
+    """One side of a time comparison: a split on a GPU, measured or to predict."""
 
-    method: str
-    lora_r: int
-    lora_targets: tuple[str, ...]
-    sequence_length: int
-    precision: str
-    gradient_checkpointing: bool
+    gpu: GpuSpec
+    m: int
+    k: int
+    measured_s: float | None = None
 
 
-def weight_bytes_per_param(setup: TrainSetup) -> float:
-    """Bytes of one frozen (or trained) weight as stored on the GPU."""
-    if setup.method == "qlora":
-        return 0.5 + 0.5 / 64 * 4  # NF4 plus fp32 absmax per 64-block (before double quant)
-    return 4.0 if setup.precision == "fp32" else 2.0
+@dataclass(frozen=True)
+class FittedModel:
+    """Both models fitted to a set of profiles."""
+
+    time: TimeFit
+    memory: MemFit
+    used: tuple[str, ...]
+    unused: tuple[str, ...]
+
+    def seconds(
+        self, arch: ModelArch, setup: TrainSetup, gpu: GpuSpec, m: int, k: int
+    ) -> Band | None:
+        """Seconds per update with a 90 % band, None without a tensor rate for ``gpu``."""
+        costs = timemodel.work_costs(arch, setup)
+        rates = timemodel.gpu_rates(gpu, costs.compute_precision)
+        if rates is None:
+            return None
+        return self.time.predict(gpu.name, costs, rates, m, k)
+
+    def peak_gib(self, arch: ModelArch, setup: TrainSetup, gpu: str, m: int) -> Band:
+        """Peak GPU memory (GiB, CUDA context included) with a 90 % band."""
+        band = self.memory.predict(gpu, memmodel.memory_costs(arch, setup), m)
+        c = CUDA_CONTEXT_GIB
+        return Band(band.value + c, band.low + c, band.high + c)
+
+    def time_ratio(
+        self, arch: ModelArch, setup: TrainSetup, a: RatioSide, b: RatioSide
+    ) -> Band | None:
+        """Band of ``t_a / t_b`` (seconds per update); shared parameters cancel in the ratio.
+
+        A side with a measured time uses it with the run-to-run noise of a median.
+        """
+        costs = timemodel.work_costs(arch, setup)
+        logs: list[float] = [0.0, 0.0]
+        var = np.zeros((2, 2))
+        queries: list[tuple[int, TimeQuery]] = []
+        for i, side in enumerate((a, b)):
+            if side.measured_s is not None:
+                logs[i] = math.log(side.measured_s)
+                var[i, i] = TIME_NOISE**2
+                continue
+            rates = timemodel.gpu_rates(side.gpu, costs.compute_precision)
+            if rates is None:
+                return None
+            queries.append((i, TimeQuery(side.gpu.name, costs, rates, side.m, side.k)))
+        if queries:
+            centre, cov = self.time.joint([q for _, q in queries])
+            for r, (i, _) in enumerate(queries):
+                logs[i] = float(centre[r])
+                for c, (j, _) in enumerate(queries):
+                    var[i, j] = cov[r, c]
+        d = logs[0] - logs[1]
+        sd = math.sqrt(max(var[0, 0] + var[1, 1] - 2 * var[0, 1], 0.0))
+        return Band(math.exp(d), math.exp(d - Z90 * sd), math.exp(d + Z90 * sd))
+
+    def basis(self, gpu: str) -> str:
+        """Where a prediction for ``gpu`` gets its parameters from, in words."""
+        if self.time.has_data(gpu):
+            return f"model fitted to the {gpu} profile(s)"
+        return f"model transferred from specs (no {gpu} profile; prior bands)"
+
+    def reports(self) -> list[ParamReport]:
+        """Every parameter of both fits."""
+        return [*self.time.reports(), *self.memory.reports()]
 
 
-def flops_per_token(arch: ModelArch, setup: TrainSetup) -> float:
-    """Training FLOPs per token for one micro-step (frozen base + adapters, or full)."""
-    n_dec = arch.num_hidden_layers * arch.layer_linear_params
-    n_head = arch.vocab_size * arch.hidden_size
-    n = n_dec + n_head
-    attn_fwd = arch.num_hidden_layers * 2 * setup.sequence_length * (
-        arch.num_attention_heads * arch.head_dim
-    )
-    ckpt = setup.gradient_checkpointing
-    if setup.method == "full":
-        return 6 * n + (2 * n_dec if ckpt else 0) + attn_fwd * (4 if ckpt else 3)
-    p_lora = arch.lora_params(setup.lora_r, setup.lora_targets)
-    base = 4 * n + (2 * n_dec if ckpt else 0)
-    return base + attn_fwd * (4 if ckpt else 3) + (8 if ckpt else 6) * p_lora
+def arch_for(model: str, extra: dict[str, ModelArch] | None = None) -> ModelArch | None:
+    """The architecture of a profile's model: ``extra`` first, then the shipped configs."""
+    if extra and model in extra:
+        return extra[model]
+    shipped = {k.lower(): k for k in catalog.shipped_models()}
+    if model.lower() not in shipped:
+        return None
+    try:
+        name, cfg = catalog.load_model_config(shipped[model.lower()])
+        return catalog.model_arch(name, cfg)
+    except (DataError, UnknownNameError):
+        return None
+
+
+def _key(p: Profile) -> Hashable:
+    return (p.gpu, p.workload, p.splits, p.vram_limit_gib, p.source,
+            tuple(sorted(p.software.items())))
+
+
+_CACHE: dict[Hashable, FittedModel] = {}
+
+
+def fitted_model(
+    profiles: Sequence[Profile], archs: Sequence[ModelArch] = ()
+) -> FittedModel:
+    """Fit both models to ``profiles`` (duplicates dropped), cached per process.
+
+    A profile is used when its GPU is in the specs and its model is shipped or in ``archs``.
+    """
+    unique = list({_key(p): p for p in profiles}.items())
+    extra = {a.name: a for a in archs}
+    cache_key = (tuple(k for k, _ in unique), tuple(sorted(extra)))
+    hit = _CACHE.get(cache_key)
+    if hit is not None:
+        return hit
+    specs = catalog.gpu_specs()
+    times: list[TimeObservation] = []
+    mems: list[MemObservation] = []
+    used: list[str] = []
+    unused: list[str] = []
+    for _, p in unique:
+        arch = arch_for(p.workload.model, extra)
+        what = f"{p.gpu} {p.workload.model} ({p.source or 'profile'})"
+        if arch is None or p.gpu not in specs:
+            unused.append(what)
+            continue
+        t, m = profile_observations(p, arch, specs[p.gpu])
+        times += t
+        mems += m
+        used.append(what)
+    model = FittedModel(fit_time(times), fit_memory(mems), tuple(used), tuple(unused))
+    _CACHE[cache_key] = model
+    return model
+
+
+def reference_profiles() -> list[Profile]:
+    """The profiles shipped in the embedded data."""
+    return [loads_profile(text, f"data/profiles/{name}")
+            for name, text in catalog.reference_profile_texts()]
+
+
+def reference_model() -> FittedModel:
+    """Both models fitted to the reference profiles."""
+    return fitted_model(reference_profiles())
 
 
 def micro_step_seconds(arch: ModelArch, setup: TrainSetup, gpu: GpuSpec, m: int) -> float | None:
-    """Predicted seconds of one micro-step of ``m`` sequences, None without a tensor rate."""
-    peak = gpu.tensor_tflops("fp16" if setup.method == "qlora" else setup.precision)
-    if not peak:
+    """Seconds of one micro-step of ``m`` sequences (reference fit), None without a rate."""
+    costs = timemodel.work_costs(arch, setup)
+    rates = timemodel.gpu_rates(gpu, costs.compute_precision)
+    if rates is None:
         return None
-    tokens = m * setup.sequence_length
-    efficiency = PEAK_EFFICIENCY * tokens / (tokens + HALF_EFFICIENCY_TOKENS)
-    compute = flops_per_token(arch, setup) * tokens / (peak * 1e12 * efficiency)
-    n_dec = arch.num_hidden_layers * arch.layer_linear_params
-    passes = 2 * arch.total_params + (n_dec if setup.gradient_checkpointing else 0)
-    traffic = passes * weight_bytes_per_param(setup) / (gpu.bandwidth_gbs * 1e9)
-    return HOST_OVERHEAD_S + compute + traffic
+    return timemodel.micro_step_seconds(costs, rates, reference_model().time.params(gpu.name), m)
 
 
 def update_seconds(
     arch: ModelArch, setup: TrainSetup, gpu: GpuSpec, m: int, k: int
 ) -> float | None:
-    """Predicted seconds per optimizer update for split m x k."""
-    micro = micro_step_seconds(arch, setup, gpu, m)
-    return None if micro is None else k * micro + OPTIMIZER_STEP_S
+    """Seconds per optimizer update for split ``m x k`` (reference fit, central value)."""
+    band = reference_model().seconds(arch, setup, gpu, m, k)
+    return None if band is None else band.value
 
 
-def peak_memory_gib(arch: ModelArch, setup: TrainSetup, m: int) -> float:
-    """Predicted peak GPU memory (GiB) of a micro-step of ``m`` sequences, context included."""
-    s, h = setup.sequence_length, arch.hidden_size
-    act_bytes = 2 if setup.precision != "fp32" else 4
-    weights = arch.total_params * weight_bytes_per_param(setup)
-    if setup.method == "full":
-        trainable = arch.total_params * 16.0
-    else:
-        trainable = arch.lora_params(setup.lora_r, setup.lora_targets) * 16.0
-    layer_acts = 34 * s * m * h * act_bytes / 2
-    if setup.gradient_checkpointing:
-        activations = arch.num_hidden_layers * s * m * h * act_bytes + layer_acts
-    else:
-        activations = arch.num_hidden_layers * layer_acts
-    logits = m * s * arch.vocab_size * 4.0
-    total = weights + trainable + activations + logits
-    return total / GIB + CUDA_CONTEXT_GIB + WORKSPACE_GIB
+def peak_memory_gib(arch: ModelArch, setup: TrainSetup, m: int, gpu: str = "") -> float:
+    """Peak GPU memory (GiB, CUDA context included) of ``m`` sequences (reference fit)."""
+    return reference_model().peak_gib(arch, setup, gpu, m).value

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from advisor import catalog
+from advisor import catalog, perf
 from advisor.breakeven import BreakEven, GpuBest, all_pairs, best_splits
+from advisor.confidence import calibration_advice, model_ratio
 from advisor.errors import UnknownNameError, did_you_mean
 from advisor.estimate import SkippedGpu, SplitEstimate, estimate_splits, matching_profiles
 from advisor.job import Job
@@ -34,12 +35,27 @@ class Report:
     notes: list[str] = field(default_factory=list)
     price_as_of: str = ""
     price_source: str = ""
+    estimates: list[SplitEstimate] = field(default_factory=list)
+    calibrate: list[str] = field(default_factory=list)
+    advice: list[str] = field(default_factory=list)
+    model_fit: list[str] = field(default_factory=list)
 
 
 def reference_profiles() -> list[Profile]:
     """The profiles shipped in the embedded data."""
     return [loads_profile(text, f"data/profiles/{name}")
             for name, text in catalog.reference_profile_texts()]
+
+
+def fit_lines(model: perf.FittedModel) -> list[str]:
+    """Which model parameters were fitted on which profiles, in words."""
+    lines = [f"model fitted to: {'; '.join(model.used) or 'no profile (priors only)'}"]
+    for r in model.reports():
+        if r.fitted:
+            gpus = sorted({label.split()[0] for label in r.fitted_on})
+            lines.append(f"{r.name} = {r.value:.4g} (90% {r.low:.3g}-{r.high:.3g}), "
+                         f"fitted on {', '.join(gpus)} splits")
+    return lines
 
 
 def _filter_offers(job: Job, offers: Sequence[Offer], gpus: Sequence[str],
@@ -97,7 +113,10 @@ def recommend(
         sequence_length=job.sequence_length, precision=job.precision,
         gradient_checkpointing=job.gradient_checkpointing,
     )
-    estimates, skipped = estimate_splits(arch, setup, specs, job.splits(), matched, job.vram_margin)
+    model = perf.fitted_model([*user_profiles, *reference_profiles()], archs=[arch])
+    estimates, skipped = estimate_splits(
+        arch, setup, specs, job.splits(), matched, job.vram_margin, model=model
+    )
     chosen = _filter_offers(job, offers, gpu_names, notes)
     constraints = Constraints(
         updates=job.updates, runs=job.runs, objective=job.objective, spot=job.spot,
@@ -108,8 +127,11 @@ def recommend(
     priced = {o.gpu for o in chosen}
     best = {g: b for g, b in best_splits(estimates).items() if g in priced}
     rates: dict[str, float] = {}
-    for p in ranked:
-        rates[p.gpu] = min(rates.get(p.gpu, p.rate_hour), p.rate_hour)
+    for plan in ranked:
+        rates[plan.gpu] = min(rates.get(plan.gpu, plan.rate_hour), plan.rate_hour)
+    advice = calibration_advice(
+        ranked, estimates, job.objective, model_ratio(model, arch, setup, catalog.gpu_specs())
+    )
     no_price = sorted({e.gpu for e in estimates} - priced)
     if no_price:
         notes.append(f"no single-GPU offer in the price data for: {', '.join(no_price)}")
@@ -119,4 +141,6 @@ def recommend(
         splits_on_recommended=[e for e in estimates if e.gpu == winner.gpu],
         best=best, break_evens=all_pairs(best, rates), skipped=skipped, notes=notes,
         price_as_of=price_as_of, price_source=price_source,
+        estimates=estimates, calibrate=list(advice.gpus), advice=list(advice.reasons),
+        model_fit=fit_lines(model),
     )

@@ -1,0 +1,168 @@
+"""Fits on hand-made data with known parameters, and the fitted model inside estimate/recommend."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from advisor import catalog, fit, memmodel, perf, timemodel
+from advisor.estimate import estimate_splits
+from advisor.job import LINEAR_MODULES, load_job
+from advisor.recommend import recommend
+from advisor.records import ModelArch, Offer
+from advisor.render import render_json, render_text
+from advisor.timemodel import TimeParams, TrainSetup
+
+SPECS = catalog.gpu_specs()
+TRUTH = {  # host s/layer, efficiency (fraction of datasheet rate); tau shared
+    "T4": (0.008, 0.13),
+    "H200-SXM": (0.011, 0.30),
+}
+TAU = 6e-4
+
+
+def _arch(name: str) -> ModelArch:
+    model, cfg = catalog.load_model_config(name)
+    return catalog.model_arch(model, cfg)
+
+
+def _setup(seq: int, precision: str = "fp16") -> TrainSetup:
+    return TrainSetup("lora", 16, LINEAR_MODULES, seq, precision, True)
+
+
+def _obs(gpu: str, model: str, seq: int, batch: int, host: float | None = None,
+         eff: float | None = None) -> list[fit.TimeObservation]:
+    h, e = TRUTH[gpu]
+    params = TimeParams(host if host is not None else h, eff if eff is not None else e, TAU)
+    costs = timemodel.work_costs(_arch(model), _setup(seq))
+    rates = timemodel.gpu_rates(SPECS[gpu], "fp16")
+    assert rates is not None
+    out = []
+    m = 1
+    while m <= batch:
+        t = timemodel.update_seconds(costs, rates, params, m, batch // m)
+        out.append(fit.TimeObservation(gpu, costs, rates, m, batch // m, t, 0.02,
+                                       f"{gpu} {model} s{seq} {m}x{batch // m}"))
+        m *= 2
+    return out
+
+
+def _synthetic() -> list[fit.TimeObservation]:
+    return [
+        *_obs("T4", "Qwen/Qwen3-1.7B", 512, 4), *_obs("T4", "Qwen/Qwen3-1.7B", 1024, 2),
+        *_obs("H200-SXM", "Qwen/Qwen3-1.7B", 512, 4), *_obs("H200-SXM", "Qwen/Qwen3-8B", 2048, 8),
+    ]
+
+
+def test_time_fit_recovers_known_parameters() -> None:
+    f = fit.fit_time(_synthetic())
+    for gpu, (_host, eff) in TRUTH.items():
+        assert f.params(gpu).efficiency == pytest.approx(eff, rel=0.03)
+        assert f.params(gpu).kernel_s_per_layer == pytest.approx(TAU, rel=0.15)
+    # the H200 data include host-bound splits; the T4 ones are all GPU-bound
+    assert f.params("H200-SXM").host_s_per_layer == pytest.approx(TRUTH["H200-SXM"][0], rel=0.03)
+    assert f.scale == pytest.approx(1.0)
+    fitted = {r.name for r in f.reports() if r.fitted}
+    assert {"stack_eff", "tau", "host_base"} <= fitted
+
+
+def test_three_gpu_bound_splits_fix_efficiency_and_tau() -> None:
+    obs = _obs("T4", "Qwen/Qwen3-1.7B", 512, 4, host=0.002)
+    f = fit.fit_time(obs)
+    assert f.params("T4").efficiency == pytest.approx(0.13, rel=0.03)
+    assert f.params("T4").kernel_s_per_layer == pytest.approx(TAU, rel=0.15)
+    for o in obs:
+        band = f.predict(o.gpu, o.costs, o.rates, o.m, o.k)
+        assert band.low < o.seconds < band.high
+        assert band.value == pytest.approx(o.seconds, rel=0.01)
+
+
+def test_leave_one_out_on_exact_data_is_exact() -> None:
+    rows = fit.loo_time(_synthetic())
+    assert max(abs(r.rel_error) for r in rows) < 0.03
+    assert all(r.covered for r in rows)
+
+
+def test_unprofiled_gpu_gets_the_prior_and_a_wider_band() -> None:
+    f = fit.fit_time(_synthetic())
+    costs = timemodel.work_costs(_arch("Qwen/Qwen3-8B"), _setup(2048))
+    bands = {}
+    for gpu in ("H200-SXM", "L40S"):
+        rates = timemodel.gpu_rates(SPECS[gpu], "fp16")
+        assert rates is not None
+        bands[gpu] = f.predict(gpu, costs, rates, 4, 2)
+        assert bands[gpu].low < bands[gpu].value < bands[gpu].high
+    width = {g: math.log(b.high / b.low) for g, b in bands.items()}
+    assert width["L40S"] > 2 * width["H200-SXM"]
+    assert not f.has_data("L40S") and f.has_data("H200-SXM")
+
+
+def test_fixed_parameters_stay_at_their_prior() -> None:
+    prior = fit.Prior(0.5, 0.1)
+    f = fit.fit_time(_obs("T4", "Qwen/Qwen3-1.7B", 512, 4), priors={"stack_eff": prior},
+                     fixed=("stack_eff", "tau", "gpu_eff:T4"))
+    assert f.params("T4").efficiency == pytest.approx(0.5 * fit.MATMUL_FRACTION["T4"])
+    assert [r.name for r in f.reports()] == ["host_base", "host_dev:T4"]
+
+
+def test_memory_fit_recovers_scale_and_slack() -> None:
+    obs = []
+    for gpu, slack in (("T4", 1.2), ("H200-SXM", 0.4)):
+        for model, seq in (("Qwen/Qwen3-1.7B", 512), ("Qwen/Qwen3-8B", 1024)):
+            costs = memmodel.memory_costs(_arch(model), _setup(seq))
+            for m in (1, 2, 4, 8):
+                peak = memmodel.peak_reserved_gib(costs, memmodel.MemParams(1.15, slack), m)
+                obs.append(fit.MemObservation(gpu, costs, m, peak, f"{gpu} {model} {m}", 1))
+    f = fit.fit_memory(obs)
+    assert f.params("T4").activation_scale == pytest.approx(1.15, rel=0.02)
+    assert f.params("T4").slack_gib == pytest.approx(1.2, abs=0.05)
+    assert f.params("H200-SXM").slack_gib == pytest.approx(0.4, abs=0.05)
+    assert f.params("L4").slack_gib == fit.MEM_PRIORS["slack"].center
+    assert max(abs(r.rel_error) for r in fit.loo_memory(obs)) < 0.01
+
+
+def test_time_ratio_keeps_shared_parameters_correlated() -> None:
+    model = perf.FittedModel(fit.fit_time(_synthetic()), fit.fit_memory([]), (), ())
+    arch, setup = _arch("Qwen/Qwen3-8B"), _setup(2048)
+    a = perf.RatioSide(SPECS["L40S"], 4, 2)
+    b = perf.RatioSide(SPECS["A100-80GB-SXM"], 4, 2)
+    ratio = model.time_ratio(arch, setup, a, b)
+    assert ratio is not None
+    ba, bb = model.seconds(arch, setup, a.gpu, 4, 2), model.seconds(arch, setup, b.gpu, 4, 2)
+    assert ba is not None and bb is not None
+    assert ratio.value == pytest.approx(ba.value / bb.value)
+    assert ratio.high / ratio.low < (ba.high / bb.low) / (ba.low / bb.high)
+    same = model.time_ratio(arch, setup, a, a)
+    assert same is not None and same.value == pytest.approx(1.0)
+
+
+def test_estimates_carry_bands_and_mark_measured_vs_predicted() -> None:
+    arch = _arch("Qwen/Qwen3-1.7B")
+    t4 = next(p for p in perf.reference_profiles() if p.gpu == "T4")
+    rows, skipped = estimate_splits(arch, _setup(512), [SPECS["T4"], SPECS["L4"]],
+                                    [(1, 4), (2, 2), (4, 1)], [t4], 0.1)
+    assert not skipped
+    for e in rows:
+        assert e.seconds_band is not None and e.peak_high_gib is not None
+        assert e.seconds_band[0] <= (e.seconds_per_update or 0) <= e.seconds_band[1]
+        assert e.time_source == ("measured" if e.gpu == "T4" else "predicted")
+        assert e.headroom_gib is not None and e.headroom_frac is not None
+    assert all("measured" in e.basis for e in rows if e.gpu == "T4")
+    assert all("transferred" in e.basis for e in rows if e.gpu == "L4")
+
+
+def test_recommend_reports_fits_bands_and_calibration_advice() -> None:
+    job = load_job(Path(__file__).parent.parent / "examples" / "qwen3-1.7b-lora.yaml")
+    offers = [
+        Offer("test", "r1", "l4-box", "L4", 1, 24, 8, 32, 0.70, None, "test", "2026-01-01"),
+        Offer("test", "r1", "l40s-box", "L40S", 1, 48, 8, 64, 0.80, None, "test", "2026-01-01"),
+    ]
+    report = recommend(job.model_copy(update={"gpus": ["L4", "L40S"]}), offers)
+    assert report.calibrate and set(report.calibrate) <= {"L4", "L40S"}
+    assert any("reaches 1" in a for a in report.advice)
+    assert report.model_fit and "T4" in report.model_fit[0] and "H200-SXM" in report.model_fit[0]
+    text = render_text(report)
+    assert "90% band" in text and "calibrate:" in text and "headroom" in text
+    assert '"seconds_low"' in render_json(report)

@@ -1,0 +1,95 @@
+"""The model against every committed measurement (bench/model_validation.py): bounds that
+record today's errors, so a change that makes the model worse fails here.
+
+Targets from the issue: time leave-one-out within 5 %, memory within 10 %, OOM boundary
+right. Time is not within 5 % everywhere: host-bound splits on the H200 host vary 5-19 %
+between repeated runs of the same split (bench/MODEL.md), so their bounds are wider.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "model_validation", ROOT / "bench" / "model_validation.py"
+    )
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up while the file runs
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def result() -> dict[str, Any]:
+    out: dict[str, Any] = _module().validate()
+    return out
+
+
+def _errors(rows: list[dict[str, Any]], dataset: str) -> list[float]:
+    return [abs(r["error"]) for r in rows if r["dataset"] == dataset]
+
+
+def test_reference_profiles_leave_one_out(result: dict[str, Any]) -> None:
+    alone = result["time_loo"]["profile_alone"]
+    t4 = _errors(alone, "T4 1.7B s512 published")
+    h200 = _errors(alone, "H200-SXM 1.7B s512 calibrate")
+    assert len(t4) == 3 and len(h200) == 3
+    assert max(t4) <= 0.07  # today 6.5 / 2.2 / 0.8 %
+    assert max(h200) <= 0.13  # today 3.6 / 12.4 / 7.7 % (host-bound, noisy 2x2)
+
+
+def test_leave_one_out_on_every_measurement(result: dict[str, Any]) -> None:
+    pooled = result["time_loo"]["all_other_data"]
+    errs = [abs(r["error"]) for r in pooled]
+    assert len(errs) == 30
+    assert max(errs) <= 0.20 and sum(errs) / len(errs) <= 0.07
+    assert max(_errors(pooled, "H200-SXM 8B s2048 uncapped")) <= 0.05  # GPU-bound: tight
+    assert max(_errors(pooled, "T4 1.7B s512 published")) <= 0.06  # today 4.9 %
+    assert sum(r["covered"] for r in pooled) >= 24  # 90 % bands hold most held-out splits
+
+
+def test_published_t4_table_from_specs(result: dict[str, Any]) -> None:
+    transfer = [abs(r["error"]) for r in result["t4_from_specs"]["h200_transfer"]]
+    priors = [abs(r["error"]) for r in result["t4_from_specs"]["priors"]]
+    assert max(transfer) <= 0.06  # today 2.3 / 4.2 / 5.1 %
+    assert max(priors) <= 0.12  # today 0.7 / 9.4 / 10.7 %
+    ranked = sorted(result["t4_from_specs"]["h200_transfer"], key=lambda r: r["predicted"])
+    assert ranked[0]["split"] == "4x1"  # the published ranking: 4x1 fastest
+
+
+def test_memory_on_every_profile(result: dict[str, Any]) -> None:
+    rows = result["memory_from_reference_fit"]
+    assert len(rows) == 30
+    assert max(abs(r["error"]) for r in rows) <= 0.03  # target 10 %; today 1.4 %
+    out_of_sample = [r for r in rows if not r["in_sample"] and "8B" in r["dataset"]]
+    assert out_of_sample and max(abs(r["error"]) for r in out_of_sample) <= 0.02
+    assert max(abs(r["error"]) for r in result["memory_loo"]) <= 0.03
+
+
+def test_oom_boundary_under_vram_limit(result: dict[str, Any]) -> None:
+    rows = result["oom_boundary"]
+    assert len(rows) == 16 and all(r["correct"] for r in rows)
+    by = {(r["dataset"], r["split"]): r for r in rows}
+    assert by[("H200-SXM 8B s2048 cap24", "8x1")]["predicted"] == "oom"
+    assert by[("H200-SXM 8B s2048 cap24", "4x2")]["predicted"] == "fits"
+    assert by[("H200-SXM 8B s1024 cap24", "8x1")]["predicted"] == "fits"
+    assert all(r["predicted"] == "oom" for r in rows if r["cap_gib"] == 16)
+
+
+def test_committed_results_are_current(result: dict[str, Any]) -> None:
+    committed = json.loads((ROOT / "bench" / "results" / "model_validation.json").read_text())
+    for key, stats in result["summary"].items():
+        for name, value in stats.items():
+            assert committed["summary"][key][name] == pytest.approx(value, abs=1e-3), (key, name)
