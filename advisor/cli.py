@@ -11,10 +11,10 @@ import sys
 from collections.abc import Sequence
 
 from advisor import __version__
-from advisor.commands import calibrate, gpus, models, prices, recommend
+from advisor.commands import budget, calibrate, compare, gpus, models, prices, recommend
 from advisor.errors import GacostError
 
-COMMANDS = (recommend, calibrate, gpus, prices, models)
+COMMANDS = (recommend, budget, compare, calibrate, gpus, prices, models)
 
 
 def build_parser() -> argparse.ArgumentParser:

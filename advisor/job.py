@@ -8,8 +8,9 @@ the same model documents every key. Errors are re-rendered as
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -80,8 +81,59 @@ class WorkSpec(_Strict):
         return self
 
 
+class RunGroup(_Strict):
+    """One group of a sweep: ``runs`` copies, or one run per point of a ``grid``.
+
+    Grid values (learning rates, seeds, ...) do not change the cost; only the count does.
+    ``sequence_length``, ``effective_batch`` and ``work`` override the job's for this group.
+    """
+
+    name: str = Field(min_length=1)
+    grid: dict[str, list[Any]] | None = None
+    runs: int | None = Field(None, gt=0, le=100_000)
+    sequence_length: int | None = Field(None, gt=0, le=1_048_576)
+    effective_batch: int | None = Field(None, gt=0, le=65_536)
+    work: WorkSpec | None = None
+
+    @field_validator("grid")
+    @classmethod
+    def _grid(cls, value: dict[str, list[Any]] | None) -> dict[str, list[Any]] | None:
+        if value is not None:
+            if not value:
+                raise ValueError("give at least one hyper-parameter, e.g. {seed: [1, 2, 3]}")
+            for key, values in value.items():
+                if not values:
+                    raise ValueError(f"{key}: give at least one value")
+        return value
+
+    @model_validator(mode="after")
+    def _one_count(self) -> RunGroup:
+        if (self.grid is None) == (self.runs is None):
+            raise ValueError(
+                f"group '{self.name}': give exactly one of 'grid' (hyper-parameter lists) "
+                "or 'runs' (a count)"
+            )
+        return self
+
+    @property
+    def run_count(self) -> int:
+        """``runs``, or the product of the grid's list lengths."""
+        if self.runs is not None:
+            return self.runs
+        return math.prod(len(v) for v in (self.grid or {}).values())
+
+
+@dataclass(frozen=True)
+class GroupJob:
+    """One run group resolved to a plain job (``job.runs`` is the group's run count)."""
+
+    name: str
+    runs: int
+    job: Job
+
+
 class Job(_Strict):
-    """One fine-tune (possibly repeated ``runs`` times) to plan."""
+    """One fine-tune (possibly repeated ``runs`` times, or a ``sweep``) to plan."""
 
     model: str = Field(min_length=1)
     method: Literal["lora", "qlora", "full"] = "lora"
@@ -100,9 +152,11 @@ class Job(_Strict):
     deadline_hours: float | None = Field(None, gt=0)
     budget_usd: float | None = Field(None, gt=0)
     vram_margin: float = Field(0.10, ge=0, lt=0.9)
+    sweep: list[RunGroup] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Job:
+        self._check_sweep()
         if self.objective == "min_cost_under_deadline" and self.deadline_hours is None:
             raise ValueError("deadline_hours: required when objective is min_cost_under_deadline")
         if self.objective == "min_time_under_budget" and self.budget_usd is None:
@@ -118,15 +172,63 @@ class Job(_Strict):
             raise ValueError("providers: give at least one provider, or leave the key out for all")
         return self
 
+    def _check_sweep(self) -> None:
+        if self.sweep is None:
+            return
+        if not self.sweep:
+            raise ValueError("sweep: give at least one run group, or leave the key out")
+        if "runs" in self.model_fields_set:
+            raise ValueError(
+                "runs: give either runs or sweep, not both; put the count in a sweep group "
+                "('runs: N') or add seeds to its grid"
+            )
+        seen: set[str] = set()
+        for i, group in enumerate(self.sweep):
+            if group.name in seen:
+                raise ValueError(f"sweep[{i}].name: '{group.name}' is used by another group")
+            seen.add(group.name)
+            batch = group.effective_batch or self.effective_batch
+            for m in self.micro_batches or ():
+                if batch % m:
+                    raise ValueError(
+                        f"sweep[{i}]: micro_batches {m} does not divide the group's "
+                        f"effective_batch {batch}"
+                    )
+        total = self.total_runs
+        if total > 100_000:
+            raise ValueError(f"sweep: {total} runs in all; at most 100000")
+
     @property
     def updates(self) -> int:
         """Optimizer updates per run."""
-        if self.work.updates is not None:
-            return self.work.updates
-        samples, epochs = self.work.samples or 0, self.work.epochs
-        if epochs == int(epochs):  # the trainer rounds each epoch up to a whole update
-            return math.ceil(samples / self.effective_batch) * int(epochs)
-        return math.ceil(samples * epochs / self.effective_batch)
+        return _updates(self.work, self.effective_batch)
+
+    @property
+    def total_runs(self) -> int:
+        """Runs in all: the sweep's groups summed, else ``runs``."""
+        if self.sweep is None:
+            return self.runs
+        return sum(g.run_count for g in self.sweep)
+
+    def run_groups(self) -> tuple[GroupJob, ...]:
+        """The job as run groups, each a plain job with the group's overrides applied.
+
+        Without a sweep there is one group, named ``job``, of ``runs`` runs. The group
+        jobs carry no sweep and keep every other setting (objective, gpus, spot, ...).
+        """
+        if self.sweep is None:
+            return (GroupJob("job", self.runs, self),)
+        out = []
+        for g in self.sweep:
+            update: dict[str, Any] = {"runs": g.run_count, "sweep": None}
+            if g.sequence_length is not None:
+                update["sequence_length"] = g.sequence_length
+            if g.effective_batch is not None:
+                update["effective_batch"] = g.effective_batch
+            if g.work is not None:
+                update["work"] = g.work
+            out.append(GroupJob(g.name, g.run_count, self.model_copy(update=update)))
+        return tuple(out)
 
     def splits(self) -> tuple[tuple[int, int], ...]:
         """Candidate (m, k) splits: every divisor pair of the effective batch, or those chosen."""
@@ -149,18 +251,39 @@ class Job(_Strict):
         )
 
 
+def _updates(work: WorkSpec, effective_batch: int) -> int:
+    if work.updates is not None:
+        return work.updates
+    samples, epochs = work.samples or 0, work.epochs
+    if epochs == int(epochs):  # the trainer rounds each epoch up to a whole update
+        return math.ceil(samples / effective_batch) * int(epochs)
+    return math.ceil(samples * epochs / effective_batch)
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The schema model inside an annotation (``X``, ``X | None``, ``list[X]``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
 def _fields_of(model: type[BaseModel], path: tuple[Any, ...]) -> list[str]:
-    """Known keys at ``path`` (for "did you mean")."""
-    current: Any = model
+    """Known keys at ``path`` (for "did you mean"); list indices are skipped."""
+    current: type[BaseModel] | None = model
     for part in path:
-        info = getattr(current, "model_fields", {}).get(part)
+        if isinstance(part, int):
+            continue
+        info = current.model_fields.get(part) if current is not None else None
         if info is None:
             return []
-        annotation = info.annotation
-        current = annotation if isinstance(annotation, type) else None
+        current = _model_in(info.annotation)
         if current is None:
             return []
-    return list(getattr(current, "model_fields", {}))
+    return list(current.model_fields) if current is not None else []
 
 
 _UNION_TAGS = {"str", "int", "float", "bool", "none"}

@@ -7,6 +7,7 @@ import argparse
 from advisor import render
 from advisor.commands.common import price_table
 from advisor.job import load_job
+from advisor.plot import check_path, recommend_plot
 from advisor.profile import read_profile
 from advisor.recommend import recommend
 
@@ -31,6 +32,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--top", type=_positive, default=10, metavar="N", help="show the N best offers (default 10)"
     )
+    p.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="also draw seconds/update and $/fine-tune per split (.png, .svg, .pdf or .html); "
+        "needs the plot extra",
+    )
     p.set_defaults(run=run)
 
 
@@ -45,7 +52,9 @@ def _positive(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> str:
-    """Compute and render the report."""
+    """Compute and render the report (and the plot, with ``--plot``)."""
+    if args.plot is not None:
+        check_path(args.plot)
     job = load_job(args.job)
     profiles = [read_profile(p) for p in args.profile]
     table = price_table(args.prices)
@@ -58,7 +67,14 @@ def run(args: argparse.Namespace) -> str:
         top=args.top,
     )
     if args.format == "json":
-        return render.render_json(report)
-    if args.format == "csv":
-        return render.render_csv(report).rstrip("\n")
-    return render.render_text(report)
+        text = render.render_json(report)
+    elif args.format == "csv":
+        text = render.render_csv(report).rstrip("\n")
+    else:
+        text = render.render_text(report)
+    if args.plot is not None:
+        recommend_plot(job, report, table.offers, profiles, args.plot,
+                       report_text=render.render_text(report))
+        if args.format == "table":
+            text += f"\nplot: {args.plot}"
+    return text

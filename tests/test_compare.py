@@ -1,0 +1,121 @@
+"""``compare``: one GPU at every offer cheapest first, the spread, the break-even matrix."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+
+from advisor.cli import main
+from advisor.compare import compare, comparison_dict, spread
+from advisor.errors import InfeasibleError, UnknownNameError
+from advisor.job import parse_job
+from advisor.recommend import recommend
+from advisor.records import Offer
+
+T4_4X1 = 2.3792  # the published T4 profile's fastest split
+JOB = parse_job({"model": "Qwen/Qwen3-1.7B", "lora": {"r": 16, "alpha": 32},
+                 "sequence_length": 512, "effective_batch": 4, "precision": "fp16",
+                 "work": {"updates": 1000}, "gpus": ["T4", "L4", "A10G"], "runs": 2})
+HOURS = 2 * 1000 * T4_4X1 / 3600  # both runs on a T4
+
+
+def _offer(provider: str, gpu: str, rate: float, spot: float | None = None,
+           count: float = 1) -> Offer:
+    return Offer(provider, "r1", f"{gpu.lower()}-box", gpu, count, 16, 4, 16, rate, spot,
+                 "test", "2026-01-01")
+
+
+OFFERS = [
+    _offer("a", "T4", 0.526, 0.2), _offer("b", "T4", 0.35), _offer("c", "T4", 0.45),
+    _offer("d", "T4", 2.0, count=4),  # a 4-GPU box: left out of a single-GPU job
+    _offer("a", "L4", 0.80), _offer("b", "L4", 0.70), _offer("a", "A10G", 1.006),
+]
+HEADER = ("provider,region,instance_type,gpu,gpu_count,gpu_memory_gib,vcpus,ram_gib,"
+          "price_hour,spot_hour,source,fetched_at")
+
+
+def test_t4_at_every_offer_cheapest_first_with_spread() -> None:
+    c = compare(JOB, OFFERS, gpu="t4", spot=True, spot_allowance=0.2)
+    assert c.gpu == "T4"
+    got = [(p.provider, p.pricing, p.rate_hour) for p in c.rows]
+    assert got == [("a", "spot", 0.2), ("b", "on-demand", 0.35), ("c", "on-demand", 0.45),
+                   ("a", "on-demand", 0.526)]
+    costs = [HOURS * 1.2 * 0.2, HOURS * 0.35, HOURS * 0.45, HOURS * 0.526]
+    assert [p.cost for p in c.rows] == pytest.approx(costs)
+    assert all(g.split == "4x1" and g.time_source == "measured" for p in c.rows
+               for g in p.groups)
+    assert (c.spread.low, c.spread.high) == pytest.approx((costs[0], costs[-1]))
+    assert c.spread.median == pytest.approx((costs[1] + costs[2]) / 2)
+    assert c.spread.ratio == pytest.approx(0.526 / 0.24)
+
+
+def test_break_even_matrix_is_the_inverse_time_ratio() -> None:
+    c = compare(JOB, OFFERS, gpu="T4")
+    best = recommend(JOB, OFFERS).best
+    assert best["T4"].seconds_per_update == T4_4X1
+    for a in best:
+        for b in best:
+            if a != b:
+                expect = best[b].seconds_per_update / best[a].seconds_per_update
+                assert c.threshold(a, b) == pytest.approx(expect)
+                assert c.threshold(a, b) * (c.threshold(b, a) or 0) == pytest.approx(1.0)
+    assert c.threshold("T4", "T4") is None
+    matrix = comparison_dict(c)["break_even"]["matrix"]
+    assert set(matrix) == set(best) and matrix["T4"]["L4"] == c.threshold("T4", "L4")
+
+
+def test_default_gpu_is_the_recommended_one_and_matrix_is_limited() -> None:
+    c = compare(JOB, OFFERS, matrix_size=2)
+    assert c.gpu == recommend(JOB, OFFERS).recommended.gpu
+    cheapest = [p.gpu for p in recommend(JOB, OFFERS, top=99).plans]
+    assert c.gpus_by_cost == list(dict.fromkeys(cheapest))  # every GPU, cheapest first
+    assert c.matrix_gpus == c.gpus_by_cost[:2]
+    assert len(comparison_dict(c)["break_even"]["gpus"]) == 3  # JSON carries every GPU
+    forced = compare(JOB, OFFERS, gpu=c.gpus_by_cost[-1], matrix_size=2)
+    assert forced.matrix_gpus == [c.gpus_by_cost[0], c.gpus_by_cost[-1]]  # chosen kept
+
+
+def test_unknown_family_and_unpriced_gpus() -> None:
+    with pytest.raises(UnknownNameError, match=r"--gpu: 'A100' is a family"):
+        compare(JOB, OFFERS, gpu="A100")
+    with pytest.raises(UnknownNameError, match=r"--gpu: unknown GPU 'T9'"):
+        compare(JOB, OFFERS, gpu="T9")
+    with pytest.raises(InfeasibleError, match=r"no single-GPU offer for H100-SXM"):
+        compare(JOB, OFFERS, gpu="H100-SXM")
+
+
+def test_spread_of_one_and_many() -> None:
+    assert spread([3.0]).ratio == 1.0
+    values = [5.0, 1.0, 4.0, 2.0, 3.0]
+    s = spread(values)
+    assert (s.low, s.median, s.high) == (1.0, statistics.median(values), 5.0)
+
+
+def test_cli_json_csv_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prices = tmp_path / "prices.csv"
+    prices.write_text("\n".join([HEADER, *(
+        f"{o.provider},{o.region},{o.instance_type},{o.gpu},{o.gpu_count},16,4,16,"
+        f"{o.price_hour},{o.spot_hour or ''},test,2026-01-01" for o in OFFERS)]) + "\n")
+    job = tmp_path / "job.yaml"
+    job.write_text(json.dumps(JOB.model_dump(exclude_unset=True)))
+    base = ["compare", "--job", str(job), "--prices", str(prices), "--gpu", "T4"]
+    assert main([*base, "--format", "json"]) == 0
+    as_json = json.loads(capsys.readouterr().out)
+    assert [r["provider"] for r in as_json["rows"]] == ["b", "c", "a"]
+    assert as_json["spread"]["min"] == pytest.approx(HOURS * 0.35)
+    assert main([*base, "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [set(r) for r in rows] == [set(r) - {"groups"} for r in as_json["rows"]]
+    assert [float(r["vs_cheapest"]) for r in rows] == pytest.approx([1, 0.45 / 0.35,
+                                                                    0.526 / 0.35])
+    assert main(base) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("T4 at every provider and region")
+    assert "Spread over 3 offer(s)" in text and "Break-even" in text and "A \\ B" in text
+    for header in ("provider", "$/h", "m x k", "GPU-h", "$/run", "$ all runs", "x cheapest"):
+        assert header in text

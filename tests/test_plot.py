@@ -1,0 +1,153 @@
+"""``recommend --plot``: the series drawn, the files written, matplotlib only when asked."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from advisor.cli import main
+from advisor.errors import DataError, GacostError
+from advisor.estimate import SplitEstimate
+from advisor.plot import band_of, draw, plot_series
+
+ROOT = Path(__file__).resolve().parent.parent
+SPLITS = ((1, 4), (2, 2), (4, 1))
+HEADER = ("provider,region,instance_type,gpu,gpu_count,gpu_memory_gib,vcpus,ram_gib,"
+          "price_hour,spot_hour,source,fetched_at")
+JOB = """model: Qwen/Qwen3-1.7B
+lora: {r: 16, alpha: 32}
+sequence_length: 512
+effective_batch: 4
+work: {updates: 1000}
+precision: fp16
+gpus: [T4, L4]
+"""
+
+
+def _est(gpu: str, m: int, s: float | None, source: str = "predicted", fits: bool = True,
+         low: float | None = None, high: float | None = None) -> SplitEstimate:
+    return SplitEstimate(gpu, m, 4 // m, s, source, 5.0, source, 14.0, fits,  # type: ignore[arg-type]
+                         seconds_low=low, seconds_high=high)
+
+
+ESTIMATES = [
+    _est("T4", 1, 2.871, "measured"), _est("T4", 2, 2.585, "measured"),
+    _est("T4", 4, 2.3792, "measured"),
+    _est("L4", 1, 1.5, low=1.2, high=1.9), _est("L4", 2, 0.9, low=0.7, high=1.2),
+    _est("L4", 4, None, fits=False),
+    _est("A10G", 1, 1.1, low=0.9, high=1.4),
+]
+
+
+def test_series_values_and_bands() -> None:
+    series = plot_series(ESTIMATES, {"L4": 0.8, "T4": 0.5}, 3600, SPLITS)
+    assert [(s.gpu, s.metric, s.kind) for s in series] == [
+        ("L4", "seconds", "predicted"), ("L4", "dollars", "predicted"),
+        ("T4", "seconds", "measured"), ("T4", "dollars", "measured")]  # A10G has no rate
+    l4_s, l4_usd, t4_s, t4_usd = series
+    assert l4_s.x == (0, 1) and l4_s.values == (1.5, 0.9)  # 4x1 does not fit
+    assert (l4_s.low, l4_s.high) == ((1.2, 0.7), (1.9, 1.2))
+    # 3600 updates x s x $0.8/h / 3600 = s x 0.8 dollars
+    assert l4_usd.values == pytest.approx((1.2, 0.72))
+    assert l4_usd.low == pytest.approx((0.96, 0.56))
+    assert t4_s.x == (0, 1, 2) and t4_s.low is None
+    assert t4_usd.values == pytest.approx((2.871 * 0.5, 2.585 * 0.5, 2.3792 * 0.5))
+
+
+@dataclass(frozen=True)
+class _OldEstimate:  # a SplitEstimate without band fields
+    seconds_per_update: float
+
+
+def test_band_is_optional() -> None:
+    assert band_of(_OldEstimate(1.0)) is None  # type: ignore[arg-type]
+    assert band_of(_est("L4", 1, 1.5, low=1.2, high=1.9)) == (1.2, 1.9)
+    assert band_of(_est("L4", 1, 1.5, low=2.0, high=1.9)) is None  # not a band
+
+
+def test_draw_writes_a_png_with_the_expected_series(tmp_path: Path) -> None:
+    from matplotlib.image import imread
+
+    out = tmp_path / "plot.png"
+    series = plot_series(ESTIMATES, {"T4": 0.5, "L4": 0.8}, 1000, SPLITS)
+    drawn = draw(series, SPLITS, out, "test")
+    assert drawn == [
+        "seconds:T4 measured", "dollars:T4 measured",
+        "seconds:L4 predicted band", "seconds:L4 predicted",
+        "dollars:L4 predicted band", "dollars:L4 predicted",
+    ]
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    height, width = imread(out).shape[:2]
+    assert width > 1000 and height > 400
+    assert [p.name for p in tmp_path.iterdir()] == ["plot.png"]  # no temp file left
+
+
+def _files(tmp_path: Path) -> tuple[Path, Path]:
+    prices = tmp_path / "prices.csv"
+    prices.write_text(f"{HEADER}\nx,r,t4-box,T4,1,16,4,16,0.526,,t,2026-01-01\n"
+                      "x,r,l4-box,L4,1,24,4,16,0.80,,t,2026-01-01\n")
+    job = tmp_path / "job.yaml"
+    job.write_text(JOB)
+    return job, prices
+
+
+def test_recommend_plot_and_html(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import advisor.commands.recommend as command
+
+    drawn: list[list[str]] = []
+    original = command.recommend_plot
+
+    def spy(*args: object, **kwargs: object) -> list[str]:
+        result = original(*args, **kwargs)  # type: ignore[arg-type]
+        drawn.append(result)
+        return result
+
+    monkeypatch.setattr(command, "recommend_plot", spy)
+    job, prices = _files(tmp_path)
+    png = tmp_path / "out.png"
+    assert main(["recommend", "--job", str(job), "--prices", str(prices), "--plot",
+                 str(png)]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(f"plot: {png}")
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert {"seconds:T4 measured", "dollars:T4 measured", "seconds:L4 predicted",
+            "dollars:L4 predicted"} <= set(drawn[0])
+    html = tmp_path / "report.html"
+    assert main(["recommend", "--job", str(job), "--prices", str(prices), "--format", "json",
+                 "--plot", str(html)]) == 0
+    assert capsys.readouterr().out.startswith("{")  # JSON stays clean
+    page = html.read_text()
+    assert "data:image/png;base64," in page and "Recommended:" in page
+
+
+def test_bad_plot_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    job, prices = _files(tmp_path)
+    assert main(["recommend", "--job", str(job), "--plot", str(tmp_path / "x.jpg")]) == 1
+    assert "error: --plot: use a .png, .svg, .pdf, .html file name" in capsys.readouterr().err
+    missing = tmp_path / "no" / "such" / "x.png"
+    assert main(["recommend", "--job", str(job), "--prices", str(prices), "--plot",
+                 str(missing)]) == 1
+    assert f"error: --plot: cannot write {missing}" in capsys.readouterr().err
+    with pytest.raises(DataError):
+        draw([], SPLITS, missing, "t")
+
+
+def test_missing_matplotlib_is_a_clear_error(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(GacostError, match=r"--plot needs matplotlib: pip install 'gacost\[plot\]'"):
+        draw([], SPLITS, tmp_path / "x.png", "t")
+
+
+def test_recommend_without_plot_does_not_import_matplotlib(tmp_path: Path) -> None:
+    job, prices = _files(tmp_path)
+    code = ("import sys; from advisor.cli import main; "
+            f"rc = main(['recommend', '--job', {str(job)!r}, '--prices', {str(prices)!r}]); "
+            "assert rc == 0; assert 'matplotlib' not in sys.modules, 'imported'")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=ROOT, timeout=60)
+    assert result.returncode == 0, result.stderr
