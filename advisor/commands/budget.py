@@ -42,6 +42,9 @@ def add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--spot-allowance", default="0.2", metavar="X",
                    help="extra time added to spot runs for interruptions (default 0.2 = 20%%)")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument("--refresh-prices", action="store_true",
+                   help="fetch price sources whose cache is older than the max age first "
+                        "(network; see `gacost prices --list-sources`)")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -81,7 +84,7 @@ def load_inputs(args: argparse.Namespace) -> tuple[Job, PriceTable, list[Profile
                        strict_low=False)
     job = load_job(args.job)
     profiles = [read_profile(p) for p in args.profile]
-    return job, price_table(args.prices), profiles, allowance
+    return job, price_table(args.prices, refresh=args.refresh_prices), profiles, allowance
 
 
 def run(args: argparse.Namespace) -> str:

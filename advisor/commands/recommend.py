@@ -29,6 +29,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="a price file in the snapshot CSV format (default: embedded snapshot)",
     )
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument("--refresh-prices", action="store_true",
+                   help="fetch price sources whose cache is older than the max age first "
+                        "(network; see `gacost prices --list-sources`)")
     p.add_argument(
         "--top", type=_positive, default=10, metavar="N", help="show the N best offers (default 10)"
     )
@@ -57,7 +60,7 @@ def run(args: argparse.Namespace) -> str:
         check_path(args.plot)
     job = load_job(args.job)
     profiles = [read_profile(p) for p in args.profile]
-    table = price_table(args.prices)
+    table = price_table(args.prices, refresh=args.refresh_prices)
     report = recommend(
         job,
         table.offers,
@@ -72,6 +75,9 @@ def run(args: argparse.Namespace) -> str:
         text = render.render_csv(report).rstrip("\n")
     else:
         text = render.render_text(report)
+    if job.sweep is not None and args.format == "table":
+        text += ("\nnote: this job has a sweep: section; recommend plans one run of the base "
+                 "job, `gacost budget` plans the whole sweep")
     if args.plot is not None:
         recommend_plot(job, report, table.offers, profiles, args.plot,
                        report_text=render.render_text(report))
