@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from advisor import perf, timemodel
@@ -39,6 +39,7 @@ class SplitEstimate:
     peak_low_gib: float | None = None
     peak_high_gib: float | None = None
     basis: str = ""
+    world_size: int = 1  # GPUs of one data-parallel run (micro_batch is per GPU)
 
     @property
     def headroom_gib(self) -> float | None:
@@ -99,11 +100,13 @@ def estimate_splits(
     profiles: Sequence[Profile],
     vram_margin: float,
     model: perf.FittedModel | None = None,
+    world: int = 1,
 ) -> tuple[list[SplitEstimate], list[SkippedGpu]]:
     """Estimate every split on every GPU; ``profiles`` must already match the workload.
 
     ``model``: the fitted model to predict with (default: fitted to the reference profiles
-    and ``profiles``).
+    and ``profiles``). ``world``: GPUs per data-parallel run (splits are per GPU); only
+    profiles measured on that many GPUs count as measurements.
     """
     if model is None:
         model = perf.fitted_model([*perf.reference_profiles(), *profiles], archs=[arch])
@@ -114,12 +117,14 @@ def estimate_splits(
         if setup.precision == "bf16" and not gpu.bf16_supported:
             skipped.append(SkippedGpu(gpu.name, "no bf16 support (use precision: fp16)"))
             continue
-        measured = [p for p in profiles if p.gpu == gpu.name]
+        measured = [p for p in profiles if p.gpu == gpu.name and p.gpu_count == world]
         usable = gpu.memory_gib * (1.0 - vram_margin)
         if not measured and timemodel.gpu_rates(gpu, precision) is None:
             skipped.append(SkippedGpu(gpu.name, "no tensor rate in the GPU specs; calibrate it"))
             continue
-        out.extend(_one(arch, setup, gpu, m, k, measured, usable, model) for m, k in splits)
+        out.extend(
+            _one(arch, setup, gpu, m, k, measured, usable, model, world) for m, k in splits
+        )
     return out, skipped
 
 
@@ -140,6 +145,22 @@ def _one(
     measured: Sequence[Profile],
     usable: float,
     model: perf.FittedModel,
+    world: int = 1,
+) -> SplitEstimate:
+    est = _one_world(arch, setup, gpu, m, k, measured, usable, model, world)
+    return est if world == 1 else replace(est, world_size=world)
+
+
+def _one_world(
+    arch: ModelArch,
+    setup: perf.TrainSetup,
+    gpu: GpuSpec,
+    m: int,
+    k: int,
+    measured: Sequence[Profile],
+    usable: float,
+    model: perf.FittedModel,
+    world: int,
 ) -> SplitEstimate:
     mem = model.peak_gib(arch, setup, gpu.name, m)
     for p in measured:
@@ -170,7 +191,7 @@ def _one(
                 gpu.name, m, k, None, "measured", result.peak_reserved_gib, "measured",
                 usable, False, note=why, basis=f"measured ({p.source})",
             )
-    band = model.seconds(arch, setup, gpu, m, k)
+    band = model.seconds(arch, setup, gpu, m, k, world)
     fits = mem.value <= usable
     note = ""
     if fits and mem.high > usable:

@@ -20,6 +20,8 @@ from advisor.profile import Workload
 
 Objective = Literal["min_cost", "min_time", "min_cost_under_deadline", "min_time_under_budget"]
 LINEAR_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+CHOOSE_WORLD_SIZES = (1, 2, 4, 8)  # GPUs per run considered with ``gpus_per_run: choose``
+MAX_GPUS_PER_RUN = 64
 
 
 class _Strict(BaseModel):
@@ -153,10 +155,25 @@ class Job(_Strict):
     budget_usd: float | None = Field(None, gt=0)
     vram_margin: float = Field(0.10, ge=0, lt=0.9)
     sweep: list[RunGroup] | None = None
+    gpus_per_run: int | Literal["choose"] = 1
+
+    @field_validator("gpus_per_run", mode="before")
+    @classmethod
+    def _world(cls, value: Any) -> Any:
+        ok = value == "choose" or (
+            isinstance(value, int) and not isinstance(value, bool)
+            and 1 <= value <= MAX_GPUS_PER_RUN
+        )
+        if not ok:
+            raise ValueError(
+                f"must be a GPU count from 1 to {MAX_GPUS_PER_RUN}, or 'choose', got {value!r}"
+            )
+        return value
 
     @model_validator(mode="after")
     def _consistent(self) -> Job:
         self._check_sweep()
+        self._check_world()
         if self.objective == "min_cost_under_deadline" and self.deadline_hours is None:
             raise ValueError("deadline_hours: required when objective is min_cost_under_deadline")
         if self.objective == "min_time_under_budget" and self.budget_usd is None:
@@ -171,6 +188,33 @@ class Job(_Strict):
         if self.providers is not None and not self.providers:
             raise ValueError("providers: give at least one provider, or leave the key out for all")
         return self
+
+    def _check_world(self) -> None:
+        world = self.gpus_per_run
+        if not isinstance(world, int) or world == 1:
+            return
+        batches = {self.effective_batch} | {
+            g.effective_batch for g in self.sweep or () if g.effective_batch is not None
+        }
+        for b in sorted(batches):
+            if b % world:
+                raise ValueError(
+                    f"gpus_per_run: effective_batch {b} is not divisible by {world} GPUs "
+                    f"(effective batch = micro-batch x grad-accum x GPUs)"
+                )
+            for m in self.micro_batches or ():
+                if (b // world) % m:
+                    raise ValueError(
+                        f"micro_batches: {m} does not divide the per-GPU batch {b // world} "
+                        f"(effective_batch {b} / {world} GPUs)"
+                    )
+
+    def world_sizes(self) -> tuple[int, ...]:
+        """GPUs per run to plan for: ``gpus_per_run``, or for ``choose`` every count of
+        :data:`CHOOSE_WORLD_SIZES` that divides the effective batch."""
+        if isinstance(self.gpus_per_run, int):
+            return (self.gpus_per_run,)
+        return tuple(w for w in CHOOSE_WORLD_SIZES if self.effective_batch % w == 0)
 
     def _check_sweep(self) -> None:
         if self.sweep is None:
@@ -230,11 +274,19 @@ class Job(_Strict):
             out.append(GroupJob(g.name, g.run_count, self.model_copy(update=update)))
         return tuple(out)
 
-    def splits(self) -> tuple[tuple[int, int], ...]:
-        """Candidate (m, k) splits: every divisor pair of the effective batch, or those chosen."""
-        b = self.effective_batch
+    def splits(self, world: int | None = None) -> tuple[tuple[int, int], ...]:
+        """Candidate (m, k) splits with ``m * k * world = effective_batch`` (m per GPU).
+
+        ``world`` defaults to ``gpus_per_run`` (1 for ``choose``); every divisor pair of the
+        per-GPU batch, or the chosen ``micro_batches`` that divide it.
+        """
+        if world is None:
+            world = self.gpus_per_run if isinstance(self.gpus_per_run, int) else 1
+        if world < 1 or self.effective_batch % world:
+            return ()
+        b = self.effective_batch // world
         ms = self.micro_batches or tuple(m for m in range(1, b + 1) if b % m == 0)
-        return tuple((m, b // m) for m in sorted(set(ms)))
+        return tuple((m, b // m) for m in sorted(set(ms)) if b % m == 0)
 
     def workload(self, model_name: str | None = None) -> Workload:
         """The profile-matching view of this job."""

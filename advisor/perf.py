@@ -42,6 +42,7 @@ __all__ = [
     "FittedModel",
     "RatioSide",
     "TrainSetup",
+    "comm_seconds",
     "fitted_model",
     "micro_step_seconds",
     "peak_memory_gib",
@@ -75,6 +76,13 @@ def setup_for(workload: Workload, software: dict[str, str] | None = None) -> Tra
     )
 
 
+def comm_seconds(arch: ModelArch, setup: TrainSetup, gpu: str, world: int) -> float:
+    """Seconds per update of the gradient all-reduce over ``world`` GPUs of ``gpu``."""
+    costs = timemodel.work_costs(arch, setup)
+    link = timemodel.interconnect_for(gpu)
+    return timemodel.comm_seconds(costs, setup.method, setup.precision, world, link)
+
+
 def _short(model: str) -> str:
     return model.rsplit("/", 1)[-1]
 
@@ -94,7 +102,8 @@ def profile_observations(
         if s.status not in TIMED:
             continue
         label = f"{tag} {s.micro_batch}x{s.grad_accum}"
-        if rates is not None and s.seconds_per_update:
+        # a multi-GPU profile's times include the all-reduce: not single-GPU observations
+        if rates is not None and s.seconds_per_update and p.gpu_count == 1:
             sigma = TIME_NOISE
             if s.ci_low_s and s.ci_high_s and s.ci_high_s > s.ci_low_s > 0:
                 sigma = max(NOISE_GPU, math.log(s.ci_high_s / s.ci_low_s) / (2 * 1.96))
@@ -126,14 +135,22 @@ class FittedModel:
     unused: tuple[str, ...]
 
     def seconds(
-        self, arch: ModelArch, setup: TrainSetup, gpu: GpuSpec, m: int, k: int
+        self, arch: ModelArch, setup: TrainSetup, gpu: GpuSpec, m: int, k: int, world: int = 1
     ) -> Band | None:
-        """Seconds per update with a 90 % band, None without a tensor rate for ``gpu``."""
+        """Seconds per update with a 90 % band, None without a tensor rate for ``gpu``.
+
+        ``world`` > 1: data parallel, ``m`` per GPU, plus the gradient all-reduce over the
+        default interconnect of ``gpu`` (:func:`timemodel.comm_seconds`).
+        """
         costs = timemodel.work_costs(arch, setup)
         rates = timemodel.gpu_rates(gpu, costs.compute_precision)
         if rates is None:
             return None
-        return self.time.predict(gpu.name, costs, rates, m, k)
+        band = self.time.predict(gpu.name, costs, rates, m, k)
+        if world <= 1:
+            return band
+        c = comm_seconds(arch, setup, gpu.name, world)
+        return Band(band.value + c, band.low + c, band.high + c)
 
     def peak_gib(self, arch: ModelArch, setup: TrainSetup, gpu: str, m: int) -> Band:
         """Peak GPU memory (GiB, CUDA context included) with a 90 % band."""

@@ -59,7 +59,8 @@ def fit_lines(model: perf.FittedModel) -> list[str]:
 
 
 def _filter_offers(job: Job, offers: Sequence[Offer], gpus: Sequence[str],
-                   notes: list[str]) -> list[Offer]:
+                   notes: list[str], worlds: Sequence[int] = (1,)) -> list[Offer]:
+    """Offers of the candidate GPUs and providers whose GPU count is one of ``worlds``."""
     known = sorted({o.provider for o in offers})
     wanted = None
     if job.providers is not None:
@@ -75,12 +76,15 @@ def _filter_offers(job: Job, offers: Sequence[Offer], gpus: Sequence[str],
     for o in offers:
         if o.gpu not in gpus or (wanted is not None and o.provider not in wanted):
             continue
-        if o.gpu_count != 1:
+        if not any(o.gpu_count == w for w in worlds):
             multi += 1
             continue
         kept.append(o)
-    if multi:
+    if multi and tuple(worlds) == (1,):
         notes.append(f"{multi} multi-GPU or fractional-GPU offers left out (single-GPU job)")
+    elif multi:
+        counts = ", ".join(str(w) for w in worlds)
+        notes.append(f"{multi} offers left out: GPU count not {counts} (gpus_per_run)")
     return kept
 
 
@@ -114,31 +118,46 @@ def recommend(
         gradient_checkpointing=job.gradient_checkpointing,
     )
     model = perf.fitted_model([*user_profiles, *reference_profiles()], archs=[arch])
-    estimates, skipped = estimate_splits(
-        arch, setup, specs, job.splits(), matched, job.vram_margin, model=model
-    )
-    chosen = _filter_offers(job, offers, gpu_names, notes)
+    worlds = job.world_sizes()
+    estimates: list[SplitEstimate] = []
+    skipped: list[SkippedGpu] = []
+    for world in worlds:
+        found, missed = estimate_splits(
+            arch, setup, specs, job.splits(world), matched, job.vram_margin, model=model,
+            world=world,
+        )
+        estimates += found
+        skipped += [s for s in missed if s not in skipped]
+    chosen = _filter_offers(job, offers, gpu_names, notes, worlds)
     constraints = Constraints(
         updates=job.updates, runs=job.runs, objective=job.objective, spot=job.spot,
         deadline_hours=job.deadline_hours, budget_usd=job.budget_usd,
     )
     ranked = best_per_offer(rank(enumerate_plans(estimates, chosen, constraints), constraints))
     winner = ranked[0]
-    priced = {o.gpu for o in chosen}
-    best = {g: b for g, b in best_splits(estimates).items() if g in priced}
+    # break-even compares GPUs at one world size: the recommended plan's
+    same = [e for e in estimates if e.world_size == winner.world_size]
+    priced = {o.gpu for o in chosen if o.gpu_count == winner.world_size}
+    best = {g: b for g, b in best_splits(same).items() if g in priced}
     rates: dict[str, float] = {}
     for plan in ranked:
-        rates[plan.gpu] = min(rates.get(plan.gpu, plan.rate_hour), plan.rate_hour)
+        if plan.world_size == winner.world_size:
+            rates[plan.gpu] = min(rates.get(plan.gpu, plan.rate_hour), plan.rate_hour)
     advice = calibration_advice(
         ranked, estimates, job.objective, model_ratio(model, arch, setup, catalog.gpu_specs())
     )
-    no_price = sorted({e.gpu for e in estimates} - priced)
-    if no_price:
-        notes.append(f"no single-GPU offer in the price data for: {', '.join(no_price)}")
+    for world in worlds:
+        have = {o.gpu for o in chosen if o.gpu_count == world}
+        no_price = sorted({e.gpu for e in estimates if e.world_size == world} - have)
+        what = "single-GPU" if world == 1 else f"{world}-GPU"
+        if no_price and (len(worlds) == 1 or world == 1):
+            notes.append(f"no {what} offer in the price data for: {', '.join(no_price)}")
     return Report(
         model=model_name, updates=job.updates, runs=job.runs, objective=job.objective,
         effective_batch=job.effective_batch, plans=ranked[:top], recommended=winner,
-        splits_on_recommended=[e for e in estimates if e.gpu == winner.gpu],
+        splits_on_recommended=[
+            e for e in estimates if e.gpu == winner.gpu and e.world_size == winner.world_size
+        ],
         best=best, break_evens=all_pairs(best, rates), skipped=skipped, notes=notes,
         price_as_of=price_as_of, price_source=price_source,
         estimates=estimates, calibrate=list(advice.gpus), advice=list(advice.reasons),

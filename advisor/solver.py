@@ -1,7 +1,9 @@
 """The solver: (estimates, offers, constraints) -> ranked plans. Pure functions only.
 
 A plan is one GPU offer (on-demand or spot) with one split. Cost per run is
-``seconds_per_update * updates * rate / 3600``; runs are sequential on one instance.
+``seconds_per_update * updates * rate / 3600``; runs are sequential on one instance. A
+data-parallel estimate over N GPUs pairs with offers of exactly N GPUs, priced per instance
+(all N GPUs); single-GPU estimates pair with single-GPU offers.
 """
 
 from __future__ import annotations
@@ -53,11 +55,13 @@ class Plan:
     cost_all_runs: float
     price_source: str
     price_date: str
+    world_size: int = 1
 
     @property
     def split(self) -> str:
-        """``m x k`` as text."""
-        return f"{self.micro_batch}x{self.grad_accum}"
+        """``m x k`` as text, with `` x N GPUs`` for a data-parallel run."""
+        base = f"{self.micro_batch}x{self.grad_accum}"
+        return base if self.world_size == 1 else f"{base} x {self.world_size} GPUs"
 
 
 def run_cost(seconds_per_update: float, updates: int, rate_hour: float) -> float:
@@ -77,15 +81,18 @@ def _price_options(offer: Offer, spot: bool) -> list[tuple[Pricing, float]]:
 def enumerate_plans(
     estimates: Sequence[SplitEstimate], offers: Sequence[Offer], c: Constraints
 ) -> list[Plan]:
-    """Every (offer, pricing, split) whose split fits the GPU and has a time."""
-    by_gpu: dict[str, list[SplitEstimate]] = {}
+    """Every (offer, pricing, split) whose split fits the GPU and has a time.
+
+    An estimate for N GPUs per run pairs only with offers of ``gpu_count == N``.
+    """
+    by_gpu: dict[tuple[str, float], list[SplitEstimate]] = {}
     for e in estimates:
         if e.fits and e.seconds_per_update is not None:
-            by_gpu.setdefault(e.gpu, []).append(e)
+            by_gpu.setdefault((e.gpu, float(e.world_size)), []).append(e)
     plans: list[Plan] = []
     for offer in offers:
         for pricing, rate in _price_options(offer, c.spot):
-            for e in by_gpu.get(offer.gpu, ()):
+            for e in by_gpu.get((offer.gpu, float(offer.gpu_count)), ()):
                 assert e.seconds_per_update is not None
                 hours = e.seconds_per_update * c.updates / 3600.0
                 cost = run_cost(e.seconds_per_update, c.updates, rate)
@@ -111,6 +118,7 @@ def enumerate_plans(
                         cost_all_runs=cost * c.runs,
                         price_source=offer.source,
                         price_date=offer.fetched_at,
+                        world_size=e.world_size,
                     )
                 )
     return plans

@@ -17,6 +17,10 @@ One update is ``k * t_micro + t_opt`` (optimizer step: host time per layer plus 
 the trainable state over the bandwidth).
 
 Free parameters (:class:`TimeParams`): ``h`` (host), ``eta_max`` (GPU), ``tau`` (global).
+
+Data parallel over ``N`` GPUs of one node (``m`` per GPU) adds, once per update, the ring
+all-reduce of the trainable gradients: ``2(N-1)/N * bytes / link_bw + 2(N-1) * latency``
+(:func:`comm_seconds`; a prior per interconnect, not fitted).
 """
 
 from __future__ import annotations
@@ -204,3 +208,60 @@ def update_seconds(
 ) -> float:
     """Seconds per optimizer update for split ``m x k``."""
     return k * micro_step_seconds(costs, rates, params, m) + optimizer_seconds(costs, rates)
+
+
+# --- data-parallel communication (one node, DDP over NCCL) -------------------------------
+
+
+@dataclass(frozen=True)
+class Link:
+    """An intra-node GPU link as NCCL's ring all-reduce sees it: bus bandwidth and hop latency."""
+
+    kind: str
+    bandwidth: float  # bytes/s of all-reduce bus bandwidth per GPU
+    latency: float  # seconds per ring step
+
+
+# Conservative defaults of achieved NCCL all-reduce bus bandwidth (nccl-tests ``busbw``), not
+# peak link rates: NVLink (V100 to H200, 130-450 GB/s measured) and PCIe Gen4/5 through the
+# host (12-40 GB/s). See docs/multigpu.md.
+LINKS = {
+    "nvlink": Link("nvlink", 150e9, 10e-6),
+    "pcie": Link("pcie", 12e9, 20e-6),
+}
+# GPUs whose multi-GPU instances are wired with NVLink/NVSwitch (or AMD Infinity Fabric);
+# every other GPU (PCIe cards, H100-NVL beyond its bridged pair) is taken as PCIe.
+NVLINK_GPUS = ("-SXM", "SXM2", "B200", "B100", "GB200", "MI300X")
+
+
+def interconnect_for(gpu: str) -> Link:
+    """The default link between the GPUs of a multi-GPU instance of ``gpu``."""
+    name = gpu.upper()
+    return LINKS["nvlink"] if any(tag in name for tag in NVLINK_GPUS) else LINKS["pcie"]
+
+
+def gradient_bytes(costs: WorkCosts, method: str, precision: str) -> float:
+    """Bytes all-reduced per update: the trainable gradients.
+
+    LoRA/QLoRA adapters train in fp32 (PEFT upcasts them): 4 bytes each. A full fine-tune
+    reduces gradients in the parameters' dtype: 2 bytes in fp16/bf16, 4 in fp32.
+    """
+    per = 4.0 if method != "full" or precision == "fp32" else 2.0
+    return costs.trainable_params * per
+
+
+def allreduce_seconds(nbytes: float, world: int, link: Link) -> float:
+    """Ring all-reduce of ``nbytes`` over ``world`` GPUs: ``2(N-1)/N * bytes / bw +
+    2(N-1) * latency``; zero on one GPU."""
+    if world <= 1:
+        return 0.0
+    steps = 2 * (world - 1)
+    return steps / world * nbytes / link.bandwidth + steps * link.latency
+
+
+def comm_seconds(
+    costs: WorkCosts, method: str, precision: str, world: int, link: Link
+) -> float:
+    """Seconds per update of the gradient all-reduce (once per update: DDP skips it during
+    gradient accumulation), taken as not overlapped with the backward (an upper bound)."""
+    return allreduce_seconds(gradient_bytes(costs, method, precision), world, link)
