@@ -162,7 +162,7 @@ def _one_world(
     model: perf.FittedModel,
     world: int,
 ) -> SplitEstimate:
-    mem = model.peak_gib(arch, setup, gpu.name, m)
+    mem = model.peak_gib(arch, setup, gpu.name, m, world)
     for p in measured:
         result = p.split(m, k)
         if result is None:

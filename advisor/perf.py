@@ -83,6 +83,12 @@ def comm_seconds(arch: ModelArch, setup: TrainSetup, gpu: str, world: int) -> fl
     return timemodel.comm_seconds(costs, setup.method, setup.precision, world, link)
 
 
+def ddp_bucket_gib(arch: ModelArch, setup: TrainSetup) -> float:
+    """GiB of DDP's gradient buckets: the all-reduced gradient bytes (per GPU)."""
+    costs = timemodel.work_costs(arch, setup)
+    return timemodel.gradient_bytes(costs, setup.method, setup.precision) / 2**30
+
+
 def _short(model: str) -> str:
     return model.rsplit("/", 1)[-1]
 
@@ -152,10 +158,15 @@ class FittedModel:
         c = comm_seconds(arch, setup, gpu.name, world)
         return Band(band.value + c, band.low + c, band.high + c)
 
-    def peak_gib(self, arch: ModelArch, setup: TrainSetup, gpu: str, m: int) -> Band:
-        """Peak GPU memory (GiB, CUDA context included) with a 90 % band."""
+    def peak_gib(
+        self, arch: ModelArch, setup: TrainSetup, gpu: str, m: int, world: int = 1
+    ) -> Band:
+        """Peak GPU memory (GiB, CUDA context included) with a 90 % band, per GPU.
+
+        ``world`` > 1 adds DDP's gradient buckets (one more copy of the trainable gradients).
+        """
         band = self.memory.predict(gpu, memmodel.memory_costs(arch, setup), m)
-        c = CUDA_CONTEXT_GIB
+        c = CUDA_CONTEXT_GIB + (ddp_bucket_gib(arch, setup) if world > 1 else 0.0)
         return Band(band.value + c, band.low + c, band.high + c)
 
     def time_ratio(

@@ -13,11 +13,17 @@ import torch
 from advisor import catalog
 from advisor.errors import CalibrationError
 from advisor.job import Job
-from advisor.profile import Profile, SplitResult, read_profile, write_profile
+from advisor.profile import Profile, SplitResult, read_profile
 from advisor.records import GIB
-from calibration import builder
+from calibration import builder, distributed
 from calibration.env import describe
-from calibration.sweep import SweepOptions, apply_vram_limit, new_profile, run_sweep
+from calibration.sweep import (
+    SweepOptions,
+    apply_vram_limit,
+    new_profile,
+    run_sweep,
+    save_profile,
+)
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,7 @@ class CalibrateRequest:
     weights: str | None = None
     data: str | None = None
     tokenizer: str | None = None
+    nproc: int = 1  # data-parallel processes (GPUs); > 1 re-launches under torchrun
 
 
 def quiet_libraries() -> None:
@@ -56,10 +63,11 @@ def pick_device(name: str) -> torch.device:
         raise CalibrationError(f"--device: {exc}") from exc
 
 
-def default_out(gpu: str, model: str, fingerprint: str) -> Path:
-    """``<gpu>--<model>--<fingerprint>.json`` in the current folder."""
+def default_out(gpu: str, model: str, fingerprint: str, world: int = 1) -> Path:
+    """``<gpu>[x<N>]--<model>--<fingerprint>.json`` in the current folder."""
     short = re.sub(r"[^A-Za-z0-9._-]+", "_", model.split("/")[-1])
-    return Path(f"{gpu}--{short}--{fingerprint[:8]}.json")
+    count = f"x{world}" if world > 1 else ""
+    return Path(f"{gpu}{count}--{short}--{fingerprint[:8]}.json")
 
 
 def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
@@ -68,18 +76,46 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
     quiet_libraries()
     job = req.job
     model_name, cfg = catalog.load_model_config(job.model)
-    device = pick_device(req.device)
+    world = distributed.world_size()
+    launcher = req.nproc > 1 and world == 1
+    if req.nproc < 1:
+        raise CalibrationError("--nproc: give 1 or more processes (one per GPU)")
+    if job.effective_batch % max(req.nproc, world):
+        raise CalibrationError(
+            f"--nproc: effective_batch {job.effective_batch} is not divisible by "
+            f"{max(req.nproc, world)} processes"
+        )
+    backend = ""
+    if world > 1:
+        device_name, backend = distributed.init(req.device)
+        device = pick_device(device_name)
+    else:
+        device = pick_device(req.device)
     builder.check_precision(job, device)
     env = describe(device)
     workload = job.workload(model_name)
-    out = req.out or default_out(env.gpu, model_name, workload.fingerprint())
+    out = req.out or default_out(
+        env.gpu, model_name, workload.fingerprint(), max(req.nproc, world)
+    )
     options = req.options
     tokenizer_source = _tokenizer_source(req) if req.data else None
-    profile = _resume(out, workload.fingerprint(), env.gpu) if req.resume else None
-    if profile is None:
-        profile = new_profile(workload, env, options)
     if job.method == "full":
         raise CalibrationError("method: full fine-tunes are not calibrated yet; use lora")
+    if launcher:  # re-run this request under torchrun, one process per GPU
+        distributed.launch(req, out)
+        return read_profile(out), out
+    profile = _resume(out, workload.fingerprint(), env.gpu, world) if req.resume else None
+    if profile is None:
+        profile = new_profile(workload, env, options)
+        if world > 1:
+            profile = replace(
+                profile,
+                gpu_count=world,
+                host={**profile.host, "interconnect": distributed.interconnect(),
+                      "backend": backend},
+                provenance=f"{profile.provenance}; data parallel over {world} processes "
+                f"(torchrun, {backend}, DDP), per-GPU micro-batch",
+            )
     apply_vram_limit(device, options.vram_limit_gib)
     torch.manual_seed(options.seed)
     try:
@@ -92,7 +128,7 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
                 SplitResult(m, k, "oom", peak_reserved_gib=peak, note=note)
             )
         profile = replace(profile, gpu_seconds=round(time.perf_counter() - started, 3))
-        write_profile(out, profile)
+        save_profile(out, profile)
         return profile, out
     model = builder.apply_lora(base, job, options.seed)
     n = job.effective_batch * (options.warmup + options.max_timed)
@@ -124,7 +160,7 @@ def _tokenizer_source(req: CalibrateRequest) -> str:
     return source
 
 
-def _resume(out: Path, fingerprint: str, gpu: str) -> Profile | None:
+def _resume(out: Path, fingerprint: str, gpu: str, world: int = 1) -> Profile | None:
     if not out.exists():
         return None
     profile = read_profile(out)
@@ -136,20 +172,28 @@ def _resume(out: Path, fingerprint: str, gpu: str) -> Profile | None:
         raise CalibrationError(
             f"--resume: {out} was measured on {profile.gpu}, this is {gpu}; pass another --out"
         )
+    if profile.gpu_count != world:
+        raise CalibrationError(
+            f"--resume: {out} was measured on {profile.gpu_count} GPU(s), this run uses "
+            f"{world}; pass another --out"
+        )
     return profile
 
 
-def parse_splits(text: str, effective_batch: int) -> tuple[tuple[int, int], ...]:
-    """``"1x4,2x2"`` -> ((1, 4), (2, 2)), each checked against the effective batch."""
+def parse_splits(
+    text: str, effective_batch: int, world: int = 1
+) -> tuple[tuple[int, int], ...]:
+    """``"1x4,2x2"`` -> ((1, 4), (2, 2)), each checked: ``m * k * world = effective_batch``."""
     out = []
     for part in text.split(","):
         found = re.fullmatch(r"\s*(\d+)\s*[xX*]\s*(\d+)\s*", part)
         if not found:
             raise CalibrationError(f"--splits: '{part}' is not of the form MxK (e.g. 2x2)")
         m, k = int(found.group(1)), int(found.group(2))
-        if m <= 0 or k <= 0 or m * k != effective_batch:
+        if m <= 0 or k <= 0 or m * k * world != effective_batch:
+            per = f" with {world} processes" if world > 1 else ""
             raise CalibrationError(
-                f"--splits: {m}x{k} does not multiply to the job's effective_batch "
+                f"--splits: {m}x{k}{per} does not multiply to the job's effective_batch "
                 f"{effective_batch}"
             )
         out.append((m, k))

@@ -31,7 +31,7 @@ from trl import SFTConfig, SFTTrainer
 from advisor.errors import CalibrationError, GacostError
 from advisor.profile import Profile, SplitResult, Workload, write_profile
 from advisor.records import GIB
-from calibration import stats
+from calibration import distributed, stats
 from calibration.builder import adapter_state, restore_adapter
 from calibration.env import Environment
 from calibration.oom import is_oom
@@ -146,6 +146,8 @@ def _config(
         seed=seed,
         data_seed=seed,
         use_cpu=device.type != "cuda",
+        # DDP (torchrun): every adapter gets a gradient, no unused-parameter search
+        **({"ddp_find_unused_parameters": False} if distributed.world_size() > 1 else {}),
     )
 
 
@@ -168,6 +170,9 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
     state = {"dropped": False}
 
     def should_stop(times: list[float]) -> bool:
+        return distributed.agree(decide(times))  # every rank follows rank 0
+
+    def decide(times: list[float]) -> bool:
         timed = times[o.warmup :]
         if stats.is_stable(timed, o.rel_tol, o.min_timed):
             return True
@@ -179,7 +184,7 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
         return False
 
     bar = None
-    if o.progress:
+    if o.progress and distributed.is_main():
         from tqdm.auto import tqdm
 
         bar = tqdm(total=o.warmup + o.max_timed, desc=f"split {m}x{k}", unit="update", leave=True)
@@ -250,7 +255,8 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
         update_times=tuple(round(t, 6) for t in timer.times),
         peak_allocated_gib=peak[0],
         peak_reserved_gib=peak[1],
-        tokens_per_s=round(m * k * ctx.workload.sequence_length / med, 1),
+        tokens_per_s=round(m * k * distributed.world_size() * ctx.workload.sequence_length / med,
+                           1),
         warmup_updates=min(o.warmup, len(timer.times)),
         timed_updates=len(timed),
         wall_seconds=round(wall, 3),
@@ -321,7 +327,7 @@ def run_sweep(
     initial = adapter_state(model)
     gpu_seconds = (profile.gpu_seconds or 0.0) + setup_seconds
     profile = replace(profile, gpu_seconds=round(gpu_seconds, 3))
-    write_profile(out, profile)
+    save_profile(out, profile)
     oom_at: int | None = min(
         (s.micro_batch for s in profile.splits if s.status == "oom"), default=None
     )
@@ -341,13 +347,19 @@ def run_sweep(
                     oom_at = m if oom_at is None else min(oom_at, m)
             gpu_seconds += result.wall_seconds or 0.0
             profile = replace(profile.with_split(result), gpu_seconds=round(gpu_seconds, 3))
-            write_profile(out, profile)
+            save_profile(out, profile)
     except KeyboardInterrupt:
         kept = len(profile.splits)
         raise CalibrationInterrupted(
             f"interrupted: {kept} split(s) kept in {out}; run again with --resume to finish"
         ) from None
     return profile
+
+
+def save_profile(out: Path, profile: Profile) -> None:
+    """Write the profile atomically; under torchrun only rank 0 writes."""
+    if distributed.is_main():
+        write_profile(out, profile)
 
 
 def _best(splits: Sequence[SplitResult]) -> float | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from tabulate import tabulate
@@ -47,6 +48,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=0.02,
         help="stop timing when the median's 95%% CI is within this (default 0.02)",
     )
+    p.add_argument(
+        "--nproc",
+        type=int,
+        help="data-parallel processes, one per GPU, launched with torchrun (default: the "
+        "job's gpus_per_run, or 1); splits are per GPU: m x k x N = effective_batch",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(run=run)
 
@@ -68,11 +75,33 @@ def run(args: argparse.Namespace) -> str:
         raise CalibrationError(
             "--warmup >= 0, --max-updates >= 1, --max-seconds > 0 and 0 < --tolerance < 1"
         )
+    nproc = args.nproc
+    launched = _launched_world()  # already under torchrun / accelerate launch
+    if launched > 1 and nproc not in (None, launched):
+        raise CalibrationError(
+            f"--nproc: {nproc} given, but this process was launched as one of {launched}; "
+            "leave --nproc out under torchrun"
+        )
+    if nproc is None:
+        nproc = launched if launched > 1 else (
+            job.gpus_per_run if isinstance(job.gpus_per_run, int) else 1
+        )
+    if nproc < 1:
+        raise CalibrationError("--nproc: give 1 or more processes (one per GPU)")
+    if job.effective_batch % nproc:
+        raise CalibrationError(
+            f"--nproc: effective_batch {job.effective_batch} is not divisible by {nproc} "
+            "processes"
+        )
+    splits = (
+        parse_splits(args.splits, job.effective_batch, nproc) if args.splits
+        else job.splits(nproc)
+    )
     req = CalibrateRequest(
         job=job,
         out=args.out,
         options=SweepOptions(
-            splits=parse_splits(args.splits, job.effective_batch) if args.splits else job.splits(),
+            splits=splits,
             vram_limit_gib=parse_size_gib(args.vram_limit) if args.vram_limit else None,
             warmup=args.warmup,
             max_timed=args.max_updates,
@@ -85,9 +114,20 @@ def run(args: argparse.Namespace) -> str:
         weights=args.weights,
         data=args.data,
         tokenizer=args.tokenizer,
+        nproc=nproc,
     )
     profile, out = calibrate(req)
+    if launched > 1 and os.environ.get("RANK", "0") != "0":
+        return ""  # under an outside launcher only rank 0 reports (and wrote the profile)
     return summary(profile, out)
+
+
+def _launched_world() -> int:
+    """``WORLD_SIZE`` set by torchrun or accelerate launch (1 when not launched so)."""
+    try:
+        return max(1, int(os.environ.get("WORLD_SIZE", "1")))
+    except ValueError:
+        return 1
 
 
 def summary(profile: Profile, out: Path) -> str:
@@ -119,8 +159,12 @@ def summary(profile: Profile, out: Path) -> str:
         ],
         disable_numparse=True,
     )
+    gpus = f"{profile.gpu_count} x " if profile.gpu_count > 1 else ""
+    link = profile.host.get("interconnect")
+    link_text = f", interconnect {link}" if profile.gpu_count > 1 and link else ""
     return (
-        f"{table}\n\nGPU: {profile.gpu} ({profile.raw_gpu_name}, {profile.gpu_memory_gib} GiB)"
+        f"{table}\n\nGPU: {gpus}{profile.gpu} ({profile.raw_gpu_name}, "
+        f"{profile.gpu_memory_gib} GiB{link_text})"
         f"; device time used: {profile.gpu_seconds or 0:.1f} s\nprofile written to {out}; "
         f"use it with: gacost recommend --job JOB --profile {out}"
     )

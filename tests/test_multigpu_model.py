@@ -1,0 +1,200 @@
+"""Data-parallel planning: the gpus_per_run key, the all-reduce term, multi-GPU offers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor import catalog, perf, timemodel
+from advisor.errors import JobSpecError
+from advisor.estimate import SplitEstimate
+from advisor.job import parse_job
+from advisor.profile import Profile, SplitResult
+from advisor.recommend import recommend
+from advisor.records import Offer
+from advisor.solver import Constraints, enumerate_plans
+from advisor.timemodel import Link, TrainSetup
+
+BASE: dict[str, Any] = {
+    "model": "Qwen3-1.7B",
+    "sequence_length": 1024,
+    "effective_batch": 32,
+    "work": {"updates": 100},
+    "gpus": ["H100-SXM", "L4"],
+}
+LINK = Link("test", 100e9, 1e-5)
+
+
+def _offer(gpu: str, count: float, price: float, name: str = "") -> Offer:
+    return Offer("test", "r1", name or f"{count:g}x-{gpu}", gpu, count, 80.0, 8, 64.0, price,
+                 None, "test", "2026-01-01")
+
+
+OFFERS = [
+    _offer("H100-SXM", 1, 3.0),
+    _offer("H100-SXM", 8, 24.0),
+    _offer("H100-SXM", 2, 6.0),
+    _offer("L4", 1, 0.7),
+    _offer("L4", 0.5, 0.4),
+]
+
+
+def test_default_world_is_one_and_splits_are_unchanged() -> None:
+    job = parse_job(BASE)
+    assert job.gpus_per_run == 1 and job.world_sizes() == (1,)
+    assert job.splits() == job.splits(1) == tuple((m, 32 // m) for m in (1, 2, 4, 8, 16, 32))
+
+
+def test_splits_multiply_to_the_effective_batch_with_the_world_size() -> None:
+    job = parse_job({**BASE, "gpus_per_run": 8})
+    assert job.splits() == ((1, 4), (2, 2), (4, 1))
+    assert all(m * k * 8 == 32 for m, k in job.splits())
+    choose = parse_job({**BASE, "effective_batch": 12, "gpus_per_run": "choose"})
+    assert choose.world_sizes() == (1, 2, 4)
+    assert choose.splits(4) == ((1, 3), (3, 1))
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"gpus_per_run": 3}, "gpus_per_run: effective_batch 32 is not divisible by 3 GPUs"),
+        ({"gpus_per_run": 0}, "gpus_per_run: must be a GPU count from 1 to 64, or 'choose'"),
+        ({"gpus_per_run": "all"}, "gpus_per_run: must be a GPU count from 1 to 64"),
+        ({"gpus_per_run": True}, "gpus_per_run: must be a GPU count"),
+        ({"gpus_per_run": 8, "micro_batches": [8]}, "micro_batches: 8 does not divide the "
+         "per-GPU batch 4"),
+        ({"gpus_per_run": 4, "sweep": [{"name": "a", "runs": 1, "effective_batch": 6}]},
+         "gpus_per_run: effective_batch 6 is not divisible by 4 GPUs"),
+    ],
+)
+def test_bad_world_sizes_are_one_line_errors(extra: dict[str, Any], message: str) -> None:
+    with pytest.raises(JobSpecError) as info:
+        parse_job({**BASE, **extra})
+    assert str(info.value).startswith(message) and "\n" not in str(info.value)
+
+
+def test_ring_allreduce_known_numbers() -> None:
+    assert timemodel.allreduce_seconds(1e9, 1, LINK) == 0.0
+    # 2(N-1)/N * bytes / bw + 2(N-1) * latency
+    assert timemodel.allreduce_seconds(1e9, 2, LINK) == pytest.approx(0.01 + 2e-5)
+    assert timemodel.allreduce_seconds(1e9, 8, LINK) == pytest.approx(1.75 * 0.01 + 14e-5)
+    assert timemodel.allreduce_seconds(0.0, 4, LINK) == pytest.approx(6e-5)
+
+
+def test_interconnect_defaults() -> None:
+    for gpu in ("H100-SXM", "H200-SXM", "A100-80GB-SXM", "V100-SXM2-16GB", "B200"):
+        assert timemodel.interconnect_for(gpu).kind == "nvlink"
+    for gpu in ("L4", "T4", "A100-80GB-PCIe", "H100-PCIe", "H100-NVL", "RTX-4090"):
+        assert timemodel.interconnect_for(gpu).kind == "pcie"
+    assert timemodel.LINKS["nvlink"].bandwidth > 10 * timemodel.LINKS["pcie"].bandwidth
+
+
+def _setup(method: str) -> TrainSetup:
+    return TrainSetup(method, 16, ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
+                                   "up_proj", "down_proj"), 1024, "bf16", True)
+
+
+def test_lora_gradients_are_small_and_full_fine_tunes_large() -> None:
+    name, cfg = catalog.load_model_config("Qwen3-1.7B")
+    arch = catalog.model_arch(name, cfg)
+    lora = timemodel.work_costs(arch, _setup("lora"))
+    full = timemodel.work_costs(arch, _setup("full"))
+    assert timemodel.gradient_bytes(lora, "lora", "bf16") == 4 * lora.trainable_params
+    assert timemodel.gradient_bytes(full, "full", "bf16") == 2 * arch.total_params
+    link = timemodel.LINKS["pcie"]
+    t_lora = timemodel.comm_seconds(lora, "lora", "bf16", 8, link)
+    t_full = timemodel.comm_seconds(full, "full", "bf16", 8, link)
+    assert t_lora < 0.05 < 0.2 < t_full and t_full > 20 * t_lora
+    assert perf.comm_seconds(arch, _setup("lora"), "H100-SXM", 8) < t_lora  # NVLink is faster
+
+
+def test_predicted_multi_gpu_time_adds_the_allreduce() -> None:
+    name, cfg = catalog.load_model_config("Qwen3-1.7B")
+    arch = catalog.model_arch(name, cfg)
+    gpu = catalog.gpu_specs()["H100-SXM"]
+    model = perf.reference_model()
+    one = model.seconds(arch, _setup("lora"), gpu, 4, 1)
+    eight = model.seconds(arch, _setup("lora"), gpu, 4, 1, world=8)
+    assert one is not None and eight is not None
+    c = perf.comm_seconds(arch, _setup("lora"), "H100-SXM", 8)
+    assert c > 0 and eight.value == pytest.approx(one.value + c)
+    assert eight.low == pytest.approx(one.low + c)
+
+
+def _est(gpu: str, m: int, k: int, s: float, world: int = 1) -> SplitEstimate:
+    return SplitEstimate(gpu, m, k, s, "predicted", 5.0, "predicted", 70.0, True,
+                         world_size=world)
+
+
+def test_solver_pairs_world_sizes_with_gpu_counts_priced_per_instance() -> None:
+    c = Constraints(updates=3600, runs=1)
+    estimates = [_est("H100-SXM", 4, 8, 2.0), _est("H100-SXM", 4, 1, 0.3, world=8)]
+    plans = enumerate_plans(estimates, OFFERS, c)
+    got = {(p.instance_type, p.split, p.world_size) for p in plans}
+    assert got == {("1x-H100-SXM", "4x8", 1), ("8x-H100-SXM", "4x1 x 8 GPUs", 8)}
+    eight = next(p for p in plans if p.world_size == 8)
+    assert eight.rate_hour == 24.0 and eight.cost_per_run == pytest.approx(0.3 * 24.0)
+    assert eight.gpu_count == 8
+
+
+def test_recommend_fixed_world_uses_only_matching_offers() -> None:
+    report = recommend(parse_job({**BASE, "gpus_per_run": 8}), OFFERS)
+    assert {p.instance_type for p in report.plans} == {"8x-H100-SXM"}
+    assert all(p.world_size == 8 and p.micro_batch * p.grad_accum * 8 == 32
+               for p in report.plans)
+    assert any("GPU count not 8" in n for n in report.notes)
+    assert any("no 8-GPU offer" in n and "L4" in n for n in report.notes)
+
+
+def test_recommend_choose_compares_single_and_multi_gpu_offers() -> None:
+    report = recommend(parse_job({**BASE, "gpus_per_run": "choose"}), OFFERS, top=20)
+    kinds = {(p.instance_type, p.world_size) for p in report.plans}
+    assert kinds == {("1x-H100-SXM", 1), ("2x-H100-SXM", 2), ("8x-H100-SXM", 8), ("1x-L4", 1)}
+    assert any("offers left out" in n for n in report.notes)  # the half L4
+    fast = recommend(parse_job({**BASE, "gpus_per_run": "choose", "objective": "min_time"}),
+                     OFFERS)
+    assert fast.recommended.world_size == 8
+
+
+def test_single_gpu_behaviour_is_unchanged() -> None:
+    report = recommend(parse_job(BASE), OFFERS, top=20)
+    assert {p.world_size for p in report.plans} == {1}
+    assert any("multi-GPU or fractional-GPU offers left out (single-GPU job)" in n
+               for n in report.notes)
+
+
+def _eight_gpu_profile() -> Profile:
+    job = parse_job({**BASE, "gpus_per_run": 8})
+    name, _ = catalog.load_model_config(job.model)
+    splits = tuple(SplitResult(m, k, "ok", 0.25 * k, peak_reserved_gib=20.0)
+                   for m, k in job.splits())
+    return Profile("H100-SXM", 80.0, job.workload(name), splits, "test 8-GPU", gpu_count=8,
+                   host={"interconnect": "nvlink (NV18)"})
+
+
+def test_a_multi_gpu_profile_is_measured_only_at_its_world_size() -> None:
+    prof = _eight_gpu_profile()
+    eight = recommend(parse_job({**BASE, "gpus_per_run": 8}), OFFERS, [prof])
+    assert eight.recommended.time_source == "measured"
+    assert eight.recommended.seconds_per_update == pytest.approx(0.25)
+    one = recommend(parse_job(BASE), OFFERS, [prof], top=20)
+    assert {p.time_source for p in one.plans} == {"predicted"}
+    name, cfg = catalog.load_model_config(BASE["model"])
+    times, mems = perf.profile_observations(
+        prof, catalog.model_arch(name, cfg), catalog.gpu_specs()["H100-SXM"]
+    )
+    assert times == [] and len(mems) == 3  # its times include the all-reduce: not fitted
+
+
+def test_ddp_buckets_add_the_gradient_bytes_to_the_predicted_peak() -> None:
+    name, cfg = catalog.load_model_config("Qwen3-1.7B")
+    arch = catalog.model_arch(name, cfg)
+    model = perf.reference_model()
+    for method in ("lora", "full"):
+        one = model.peak_gib(arch, _setup(method), "H100-SXM", 2)
+        eight = model.peak_gib(arch, _setup(method), "H100-SXM", 2, world=8)
+        extra = perf.ddp_bucket_gib(arch, _setup(method))
+        assert eight.value == pytest.approx(one.value + extra)
+    assert perf.ddp_bucket_gib(arch, _setup("lora")) < 0.2 < 2.0 < perf.ddp_bucket_gib(
+        arch, _setup("full"))
