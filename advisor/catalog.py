@@ -117,7 +117,7 @@ def load_model_config(model: str) -> tuple[str, dict[str, Any]]:
     path = Path(model).expanduser()
     if path.is_dir():
         path = path / "config.json"
-    if path.suffix == ".json" or path.exists():
+    if path.suffix == ".json" or path.exists() or model.startswith((".", "/", "~")):
         if not path.is_file():
             raise UnknownNameError(f"model: no config file at {path}")
         try:

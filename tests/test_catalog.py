@@ -86,3 +86,8 @@ def test_config_missing_field(tmp_path: Path) -> None:
     name, cfg = catalog.load_model_config(str(path))
     with pytest.raises(Exception, match="lacks the field"):
         catalog.model_arch(name, cfg)
+
+
+def test_missing_local_path_is_not_looked_up_on_the_hub(tmp_path: Path) -> None:
+    with pytest.raises(UnknownNameError, match="model: no config file at"):
+        catalog.load_model_config(str(tmp_path / "nowhere"))
