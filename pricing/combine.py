@@ -74,7 +74,8 @@ def load_freshest(
     oldest = min(used, key=lambda p: p.fetched_at, default=None)
     if oldest is not None and now - oldest.fetched_at > max_age:
         warn(
-            f"prices: {describe(oldest, now, snapshot)} is older than {format_age(max_age)}; "
+            f"prices: {describe(oldest, now, snapshot)} is past the max age "
+            f"({format_age(max_age)}); "
             "`gacost prices --refresh` fetches current rates"
         )
     return table_of(used, snapshot, now)

@@ -235,6 +235,6 @@ def test_corrupt_cache_warns_once_and_uses_the_snapshot(cache: PriceCache) -> No
 def test_stale_data_gets_one_warning_with_its_age(cache: PriceCache) -> None:
     table, warnings = _load(cache, max_age=timedelta(hours=24))
     assert warnings == [
-        "prices: the embedded snapshot (as of 2026-11-01, 31 days old) is older than 24 h; "
+        "prices: the embedded snapshot (as of 2026-11-01, 31 days old) is past the max age (24 h); "
         "`gacost prices --refresh` fetches current rates"
     ]
