@@ -123,7 +123,8 @@ def estimate_splits(
             skipped.append(SkippedGpu(gpu.name, "no tensor rate in the GPU specs; calibrate it"))
             continue
         out.extend(
-            _one(arch, setup, gpu, m, k, measured, usable, model, world) for m, k in splits
+            replace(_one(arch, setup, gpu, m, k, measured, usable, model, world), world_size=world)
+            for m, k in splits
         )
     return out, skipped
 
@@ -137,21 +138,6 @@ def _measured_band(r: SplitResult) -> tuple[float, float]:
 
 
 def _one(
-    arch: ModelArch,
-    setup: perf.TrainSetup,
-    gpu: GpuSpec,
-    m: int,
-    k: int,
-    measured: Sequence[Profile],
-    usable: float,
-    model: perf.FittedModel,
-    world: int = 1,
-) -> SplitEstimate:
-    est = _one_world(arch, setup, gpu, m, k, measured, usable, model, world)
-    return est if world == 1 else replace(est, world_size=world)
-
-
-def _one_world(
     arch: ModelArch,
     setup: perf.TrainSetup,
     gpu: GpuSpec,
