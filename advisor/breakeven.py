@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import permutations
 
-from advisor.estimate import Source, SplitEstimate
+from gacost.advisor.split_estimates import Source, SplitEstimate
 
 
 @dataclass(frozen=True)

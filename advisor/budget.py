@@ -20,13 +20,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from advisor.errors import InfeasibleError
-from advisor.estimate import Source
-from advisor.job import Job
-from advisor.profile import Profile
-from advisor.recommend import recommend
-from advisor.records import Offer
-from advisor.solver import Plan, Pricing
+from gacost.advisor.planner import Plan, Pricing
+from gacost.advisor.recommend import recommend
+from gacost.advisor.split_estimates import Source
+from gacost.base.errors import InfeasibleError
+from gacost.base.job import Job
+from gacost.base.profile import Profile
+from gacost.base.records import Offer
 
 Unit = Literal["run", "sweep"]
 _TOL = 1e-9

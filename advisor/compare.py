@@ -14,14 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor import catalog
-from advisor.breakeven import BreakEven
-from advisor.budget import OfferPlan, collect, groups_dict, splits_text
-from advisor.errors import InfeasibleError, UnknownNameError
-from advisor.job import Job
-from advisor.profile import Profile
-from advisor.recommend import recommend
-from advisor.records import Offer
+from gacost.advisor.breakeven import BreakEven
+from gacost.advisor.budget import OfferPlan, collect, groups_dict, splits_text
+from gacost.advisor.recommend import recommend
+from gacost.base import gpu_table
+from gacost.base.errors import InfeasibleError, UnknownNameError
+from gacost.base.job import Job
+from gacost.base.profile import Profile
+from gacost.base.records import Offer
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def _pick_gpu(job: Job, offers: Sequence[Offer], profiles: Sequence[Profile], gp
               fallback: str, notes: list[str]) -> str:
     if gpu is not None:
         try:
-            names = catalog.resolve_gpus([gpu])
+            names = gpu_table.resolve_gpus([gpu])
         except UnknownNameError as exc:
             raise UnknownNameError(f"--gpu: {exc}") from None
         if len(names) != 1:

@@ -5,16 +5,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from advisor import catalog, perf
-from advisor.breakeven import BreakEven, GpuBest, all_pairs, best_splits
-from advisor.confidence import calibration_advice, model_ratio
-from advisor.errors import UnknownNameError, did_you_mean
-from advisor.estimate import SkippedGpu, SplitEstimate, estimate_splits, matching_profiles
-from advisor.job import Job
-from advisor.perf import TrainSetup
-from advisor.profile import Profile, loads_profile
-from advisor.records import Offer
-from advisor.solver import Constraints, Plan, best_per_offer, enumerate_plans, rank
+from gacost.advisor import predictor
+from gacost.advisor.breakeven import BreakEven, GpuBest, all_pairs, best_splits
+from gacost.advisor.calibration_advice import calibration_advice, model_ratio
+from gacost.advisor.planner import Constraints, Plan, best_per_offer, enumerate_plans, rank
+from gacost.advisor.predictor import TrainSetup
+from gacost.advisor.split_estimates import (
+    SkippedGpu,
+    SplitEstimate,
+    estimate_splits,
+    matching_profiles,
+)
+from gacost.base import embedded, gpu_table, models
+from gacost.base.errors import UnknownNameError, did_you_mean
+from gacost.base.job import Job
+from gacost.base.profile import Profile, loads_profile
+from gacost.base.records import Offer
 
 
 @dataclass(frozen=True)
@@ -44,10 +50,10 @@ class Report:
 def reference_profiles() -> list[Profile]:
     """The profiles shipped in the embedded data."""
     return [loads_profile(text, f"data/profiles/{name}")
-            for name, text in catalog.reference_profile_texts()]
+            for name, text in embedded.reference_profile_texts()]
 
 
-def fit_lines(model: perf.FittedModel) -> list[str]:
+def fit_lines(model: predictor.FittedModel) -> list[str]:
     """Which model parameters were fitted on which profiles, in words."""
     lines = [f"model fitted to: {'; '.join(model.used) or 'no profile (priors only)'}"]
     for r in model.reports():
@@ -99,10 +105,10 @@ def recommend(
 ) -> Report:
     """Plan the job over the offers; raises InfeasibleError when nothing qualifies."""
     notes: list[str] = []
-    model_name, cfg = catalog.load_model_config(job.model)
-    arch = catalog.model_arch(model_name, cfg)
-    gpu_names = catalog.resolve_gpus(job.gpus) if job.gpus else tuple(catalog.gpu_specs())
-    specs = [catalog.gpu_specs()[g] for g in gpu_names]
+    model_name, cfg = models.load_model_config(job.model)
+    arch = models.model_arch(model_name, cfg)
+    gpu_names = gpu_table.resolve_gpus(job.gpus) if job.gpus else tuple(gpu_table.gpu_specs())
+    specs = [gpu_table.gpu_specs()[g] for g in gpu_names]
     workload = job.workload(model_name)
     matched, other = matching_profiles([*user_profiles, *reference_profiles()], workload)
     user_ids = {id(p) for p in user_profiles}
@@ -117,7 +123,7 @@ def recommend(
         sequence_length=job.sequence_length, precision=job.precision,
         gradient_checkpointing=job.gradient_checkpointing,
     )
-    model = perf.fitted_model([*user_profiles, *reference_profiles()], archs=[arch])
+    model = predictor.fitted_model([*user_profiles, *reference_profiles()], archs=[arch])
     worlds = job.world_sizes()
     estimates: list[SplitEstimate] = []
     skipped: list[SkippedGpu] = []
@@ -144,7 +150,7 @@ def recommend(
         if plan.world_size == winner.world_size:
             rates[plan.gpu] = min(rates.get(plan.gpu, plan.rate_hour), plan.rate_hour)
     advice = calibration_advice(
-        ranked, estimates, job.objective, model_ratio(model, arch, setup, catalog.gpu_specs())
+        ranked, estimates, job.objective, model_ratio(model, arch, setup, gpu_table.gpu_specs())
     )
     for world in worlds:
         have = {o.gpu for o in chosen if o.gpu_count == world}

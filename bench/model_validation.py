@@ -1,4 +1,4 @@
-"""Validate the time and memory model (advisor/timemodel.py, memmodel.py, fit.py) on every
+"""Validate the time and memory model (advisor/timemodel.py, memory_model.py, model_fit.py) on every
 measurement in the repository; print tables and write ``bench/results/model_validation.json``.
 
 * fits: the reference fit (data/profiles only, what ``gacost recommend`` uses) and the fit
@@ -25,9 +25,10 @@ from typing import Any
 
 from tabulate import tabulate
 
-from advisor import catalog, fit, memmodel, perf
-from advisor.fit import MemObservation, Prior, TimeObservation
-from advisor.profile import Profile, SplitResult, read_profile
+from gacost.advisor import memory_model, model_fit, predictor
+from gacost.advisor.model_fit import MemObservation, Prior, TimeObservation
+from gacost.base import gpu_table
+from gacost.base.profile import Profile, SplitResult, read_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -47,9 +48,9 @@ class Dataset:
 
 
 def _observe(name: str, p: Profile, reference: bool) -> Dataset:
-    arch = perf.arch_for(p.workload.model)
+    arch = predictor.arch_for(p.workload.model)
     assert arch is not None, p.workload.model
-    t, m = perf.profile_observations(p, arch, catalog.gpu_specs()[p.gpu])
+    t, m = predictor.profile_observations(p, arch, gpu_table.gpu_specs()[p.gpu])
     t = [replace(o, label=f"{name} {o.m}x{o.k}") for o in t]
     m = [replace(o, label=f"{name} {o.m}x{o.k}") for o in m]
     return Dataset(name, p, reference, t, m)
@@ -75,10 +76,10 @@ def _protocol(path: Path, base: Profile, name: str) -> Profile:
 def datasets() -> list[Dataset]:
     """Every measurement: the reference profiles first, then the bench results."""
     out = []
-    for p in perf.reference_profiles():
+    for p in predictor.reference_profiles():
         kind = "published" if "published" in p.source else "calibrate"
         out.append(_observe(f"{p.gpu} 1.7B s512 {kind}", p, True))
-    h200 = next(p for p in perf.reference_profiles() if p.gpu == "H200-SXM")
+    h200 = next(p for p in predictor.reference_profiles() if p.gpu == "H200-SXM")
     run2 = RESULTS / "h200-run2-calibration_vs_protocol.json"
     out.append(_observe("H200-SXM 1.7B s512 protocol run2", _protocol(run2, h200, "run2"), False))
     for i in (1, 2):
@@ -95,7 +96,7 @@ def _pct(x: float) -> str:
     return f"{x:+.1%}"
 
 
-def fit_table(f: perf.FittedModel) -> list[dict[str, Any]]:
+def fit_table(f: predictor.FittedModel) -> list[dict[str, Any]]:
     """Each parameter: value, 90 % band, prior, and the datasets that informed it."""
     rows = []
     for r in f.reports():
@@ -105,7 +106,7 @@ def fit_table(f: perf.FittedModel) -> list[dict[str, Any]]:
     return rows
 
 
-def _loo_rows(name: str, rows: list[fit.LooRow]) -> list[dict[str, Any]]:
+def _loo_rows(name: str, rows: list[model_fit.LooRow]) -> list[dict[str, Any]]:
     return [{"dataset": name, "split": r.label.rsplit(" ", 1)[1], "measured": r.measured,
              "predicted": r.predicted, "low": r.low, "high": r.high, "error": r.rel_error,
              "covered": r.covered} for r in rows]
@@ -122,15 +123,15 @@ def time_loo(data: list[Dataset]) -> dict[str, list[dict[str, Any]]]:
     alone: list[dict[str, Any]] = []
     for d in data:
         if len(d.times) >= 2:
-            alone += _loo_rows(d.name, fit.loo_time(d.times))
+            alone += _loo_rows(d.name, model_fit.loo_time(d.times))
     everything = [o for d in data for o in d.times]
     pooled: list[dict[str, Any]] = []
     for d in data:
         rows = []
         for o in d.times:
             rest = [x for x in everything if not _same_split(x, o)]
-            b = fit.fit_time(rest).predict(o.gpu, o.costs, o.rates, o.m, o.k)
-            rows.append(fit.LooRow(o.label, o.seconds, b.value, b.low, b.high))
+            b = model_fit.fit_time(rest).predict(o.gpu, o.costs, o.rates, o.m, o.k)
+            rows.append(model_fit.LooRow(o.label, o.seconds, b.value, b.low, b.high))
         pooled += _loo_rows(d.name, rows)
     return {"profile_alone": alone, "all_other_data": pooled}
 
@@ -140,7 +141,7 @@ def memory_loo(data: list[Dataset]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for d in data:
         if len(d.mems) >= 2:
-            rows += _loo_rows(d.name, fit.loo_memory(d.mems))
+            rows += _loo_rows(d.name, model_fit.loo_memory(d.mems))
     return rows
 
 
@@ -153,7 +154,7 @@ def t4_from_specs(data: list[Dataset]) -> dict[str, list[dict[str, Any]]]:
     t4 = next(d for d in data if d.profile.gpu == "T4")
     h200 = [o for d in data if d.profile.gpu == "H200-SXM" and d.name.find("cap") < 0
             for o in d.times]
-    fh = fit.fit_time(h200)
+    fh = model_fit.fit_time(h200)
     idx = fh.fit.index()
     cov = fh.fit.result.cov * fh.fit.result.scale
     js = [idx["stack_eff"], idx["gpu_eff:H200-SXM"]]
@@ -166,7 +167,7 @@ def t4_from_specs(data: list[Dataset]) -> dict[str, list[dict[str, Any]]]:
     }
     out: dict[str, list[dict[str, Any]]] = {}
     for label, priors in (("h200_transfer", transfer), ("priors", None)):
-        f = fit.fit_time(t4.times, priors=priors, fixed=("stack_eff", "tau", "gpu_eff:T4"))
+        f = model_fit.fit_time(t4.times, priors=priors, fixed=("stack_eff", "tau", "gpu_eff:T4"))
         host = f.params("T4").host_s_per_layer
         rows = []
         for o in t4.times:
@@ -178,7 +179,7 @@ def t4_from_specs(data: list[Dataset]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def transfer(model: perf.FittedModel, data: list[Dataset]) -> list[dict[str, Any]]:
+def transfer(model: predictor.FittedModel, data: list[Dataset]) -> list[dict[str, Any]]:
     """Bench measurements predicted by the reference fit (never fitted to them)."""
     rows = []
     for d in data:
@@ -193,8 +194,8 @@ def transfer(model: perf.FittedModel, data: list[Dataset]) -> list[dict[str, Any
     return rows
 
 
-def memory(model: perf.FittedModel, data: list[Dataset]) -> list[dict[str, Any]]:
-    """Predicted vs measured peak reserved on every profile, from the reference fit."""
+def memory(model: predictor.FittedModel, data: list[Dataset]) -> list[dict[str, Any]]:
+    """Predicted vs measured peak reserved on every profile, from the reference model_fit."""
     rows = []
     for d in data:
         for o in d.mems:
@@ -206,17 +207,17 @@ def memory(model: perf.FittedModel, data: list[Dataset]) -> list[dict[str, Any]]
     return rows
 
 
-def oom_boundary(model: perf.FittedModel, data: list[Dataset]) -> list[dict[str, Any]]:
+def oom_boundary(model: predictor.FittedModel, data: list[Dataset]) -> list[dict[str, Any]]:
     """Each split of the ``--vram-limit`` runs: predicted peak reserved vs the cap."""
     rows = []
     for d in data:
         cap = d.profile.vram_limit_gib
         if cap is None:
             continue
-        arch = perf.arch_for(d.profile.workload.model)
+        arch = predictor.arch_for(d.profile.workload.model)
         assert arch is not None
-        setup = perf.setup_for(d.profile.workload, d.profile.software)
-        costs = memmodel.memory_costs(arch, setup)
+        setup = predictor.setup_for(d.profile.workload, d.profile.software)
+        costs = memory_model.memory_costs(arch, setup)
         for s in d.profile.splits:
             b = model.memory.predict(d.profile.gpu, costs, s.micro_batch)
             predicted = "fits" if b.value <= cap else "oom"
@@ -238,9 +239,9 @@ def _mem_split(o: MemObservation) -> str:
 def validate() -> dict[str, Any]:
     """Every validation number, as data."""
     data = datasets()
-    ref_model = perf.reference_model()
+    ref_model = predictor.reference_model()
     all_profiles = [d.profile for d in data]
-    everything = perf.fitted_model(all_profiles)
+    everything = predictor.fitted_model(all_profiles)
     mem_rows = memory(ref_model, data)
     loo = time_loo(data)
     mloo = memory_loo(data)
@@ -260,7 +261,7 @@ def validate() -> dict[str, Any]:
     }
 
 
-def _derived(ref: perf.FittedModel, allfit: perf.FittedModel,
+def _derived(ref: predictor.FittedModel, allfit: predictor.FittedModel,
              data: list[Dataset]) -> list[dict[str, Any]]:
     """Per GPU: host seconds per layer and efficiency (fraction of the datasheet rate)."""
     rows = []

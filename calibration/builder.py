@@ -21,8 +21,8 @@ from transformers import (
     PreTrainedTokenizerFast,
 )
 
-from advisor.errors import CalibrationError
-from advisor.job import Job
+from gacost.base.errors import CalibrationError
+from gacost.base.job import Job
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
 

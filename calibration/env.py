@@ -10,8 +10,8 @@ from importlib import metadata
 
 import torch
 
-from advisor.records import GIB
-from pricing.gpu_names import canonical_gpu
+from gacost.base.gpu_names import canonical_gpu
+from gacost.base.records import GIB
 
 LIBRARIES = ("torch", "transformers", "trl", "peft", "accelerate", "datasets", "bitsandbytes")
 

@@ -5,40 +5,24 @@ from __future__ import annotations
 import re
 import time
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 
-from advisor import catalog
-from advisor.errors import CalibrationError
-from advisor.job import Job
-from advisor.profile import Profile, SplitResult, read_profile
-from advisor.records import GIB
-from calibration import builder, distributed
-from calibration.env import describe
-from calibration.sweep import (
-    SweepOptions,
+from gacost.base import models
+from gacost.base.errors import CalibrationError
+from gacost.base.profile import Profile, SplitResult, read_profile
+from gacost.base.records import GIB
+from gacost.calibration import builder, launch, ranks
+from gacost.calibration.env import describe
+from gacost.calibration.request import CalibrateRequest
+from gacost.calibration.sweep import (
     apply_vram_limit,
     new_profile,
     run_sweep,
     save_profile,
 )
-
-
-@dataclass(frozen=True)
-class CalibrateRequest:
-    """Everything the command line decides."""
-
-    job: Job
-    out: Path | None
-    options: SweepOptions
-    device: str = "auto"
-    resume: bool = False
-    weights: str | None = None
-    data: str | None = None
-    tokenizer: str | None = None
-    nproc: int = 1  # data-parallel processes (GPUs); > 1 re-launches under torchrun
 
 
 def quiet_libraries() -> None:
@@ -75,8 +59,8 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
     started = time.perf_counter()
     quiet_libraries()
     job = req.job
-    model_name, cfg = catalog.load_model_config(job.model)
-    world = distributed.world_size()
+    model_name, cfg = models.load_model_config(job.model)
+    world = ranks.world_size()
     launcher = req.nproc > 1 and world == 1
     if req.nproc < 1:
         raise CalibrationError("--nproc: give 1 or more processes (one per GPU)")
@@ -87,7 +71,7 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
         )
     backend = ""
     if world > 1:
-        device_name, backend = distributed.init(req.device)
+        device_name, backend = ranks.init(req.device)
         device = pick_device(device_name)
     else:
         device = pick_device(req.device)
@@ -102,7 +86,7 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
     if job.method == "full":
         raise CalibrationError("method: full fine-tunes are not calibrated yet; use lora")
     if launcher:  # re-run this request under torchrun, one process per GPU
-        distributed.launch(req, out)
+        launch.launch(req, out)
         return read_profile(out), out
     profile = _resume(out, workload.fingerprint(), env.gpu, world) if req.resume else None
     if profile is None:
@@ -111,7 +95,7 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
             profile = replace(
                 profile,
                 gpu_count=world,
-                host={**profile.host, "interconnect": distributed.interconnect(),
+                host={**profile.host, "interconnect": ranks.interconnect(),
                       "backend": backend},
                 provenance=f"{profile.provenance}; data parallel over {world} processes "
                 f"(torchrun, {backend}, DDP), per-GPU micro-batch",

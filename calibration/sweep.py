@@ -28,37 +28,14 @@ from transformers import PreTrainedTokenizerBase, TrainerCallback
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from trl import SFTConfig, SFTTrainer
 
-from advisor.errors import CalibrationError, GacostError
-from advisor.profile import Profile, SplitResult, Workload, write_profile
-from advisor.records import GIB
-from calibration import distributed, stats
-from calibration.builder import adapter_state, restore_adapter
-from calibration.env import Environment
-from calibration.oom import is_oom
-
-
-class CalibrationInterrupted(GacostError):
-    """Ctrl-C during a sweep; the splits measured so far are kept."""
-
-    exit_code = 130
-
-
-@dataclass(frozen=True)
-class SweepOptions:
-    """How hard to measure."""
-
-    splits: tuple[tuple[int, int], ...]
-    warmup: int = 2
-    min_timed: int = 5
-    max_timed: int = 40
-    max_seconds: float = 8.0
-    rel_tol: float = 0.02
-    drop_margin: float = 0.15
-    min_timed_for_drop: int = 3
-    vram_limit_gib: float | None = None
-    seed: int = 42
-    progress: bool = True
-    inject_oom_above: int | None = None  # tests: raise OOM for micro-batches above this
+from gacost.base.errors import CalibrationError
+from gacost.base.profile import Profile, SplitResult, Workload, write_profile
+from gacost.base.records import GIB
+from gacost.calibration import ranks, stats
+from gacost.calibration.builder import adapter_state, restore_adapter
+from gacost.calibration.env import Environment
+from gacost.calibration.oom import is_oom
+from gacost.calibration.request import CalibrationInterrupted, SweepOptions
 
 
 class UpdateTimer(TrainerCallback):
@@ -101,17 +78,6 @@ def _free(device: torch.device) -> None:
         torch.cuda.reset_peak_memory_stats(device)
 
 
-def _inject_oom(model: torch.nn.Module, limit: int) -> Any:
-    def hook(_mod: Any, args: Any, kwargs: dict[str, Any]) -> None:
-        ids = kwargs.get("input_ids", args[0] if args else None)
-        if ids is not None and ids.shape[0] > limit:
-            raise torch.OutOfMemoryError(
-                f"CUDA out of memory (injected: micro-batch {ids.shape[0]} > {limit})"
-            )
-
-    return model.register_forward_pre_hook(hook, with_kwargs=True)
-
-
 def _config(
     job_precision: str,
     m: int,
@@ -147,7 +113,7 @@ def _config(
         data_seed=seed,
         use_cpu=device.type != "cuda",
         # DDP (torchrun): every adapter gets a gradient, no unused-parameter search
-        **({"ddp_find_unused_parameters": False} if distributed.world_size() > 1 else {}),
+        **({"ddp_find_unused_parameters": False} if ranks.world_size() > 1 else {}),
     )
 
 
@@ -170,7 +136,7 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
     state = {"dropped": False}
 
     def should_stop(times: list[float]) -> bool:
-        return distributed.agree(decide(times))  # every rank follows rank 0
+        return ranks.agree(decide(times))  # every rank follows rank 0
 
     def decide(times: list[float]) -> bool:
         timed = times[o.warmup :]
@@ -184,12 +150,11 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
         return False
 
     bar = None
-    if o.progress and distributed.is_main():
+    if o.progress and ranks.is_main():
         from tqdm.auto import tqdm
 
         bar = tqdm(total=o.warmup + o.max_timed, desc=f"split {m}x{k}", unit="update", leave=True)
     timer = UpdateTimer(_sync_for(device), should_stop, bar)
-    hook = _inject_oom(ctx.model, o.inject_oom_above) if o.inject_oom_above else None
     started = time.perf_counter()
     try:
         with tempfile.TemporaryDirectory(prefix="gacost-calib-") as out:
@@ -231,8 +196,6 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
             note=f"out of memory: {str(exc).splitlines()[0][:160]}",
         )
     finally:
-        if hook is not None:
-            hook.remove()
         if bar is not None:
             bar.close()
     wall = time.perf_counter() - started
@@ -255,7 +218,7 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
         update_times=tuple(round(t, 6) for t in timer.times),
         peak_allocated_gib=peak[0],
         peak_reserved_gib=peak[1],
-        tokens_per_s=round(m * k * distributed.world_size() * ctx.workload.sequence_length / med,
+        tokens_per_s=round(m * k * ranks.world_size() * ctx.workload.sequence_length / med,
                            1),
         warmup_updates=min(o.warmup, len(timer.times)),
         timed_updates=len(timed),
@@ -358,7 +321,7 @@ def run_sweep(
 
 def save_profile(out: Path, profile: Profile) -> None:
     """Write the profile atomically; under torchrun only rank 0 writes."""
-    if distributed.is_main():
+    if ranks.is_main():
         write_profile(out, profile)
 
 

@@ -1,4 +1,5 @@
-"""gacost's embedded data: GPU specs, model configs, a price snapshot, reference profiles.
+"""gacost's embedded data: the GPU table, model configs, a price snapshot, reference profiles.
 
-Installed as the package ``gacost_data``; read it through :mod:`advisor.catalog`.
+Installed as the package ``gacost.data``; read it through :mod:`gacost.base`
+(``gpu_table``, ``models``, ``embedded``) and :mod:`gacost.pricing.snapshot`.
 """

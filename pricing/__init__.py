@@ -2,7 +2,7 @@
 
 ``gpu_names`` maps vendor/catalog GPU strings to canonical names, ``skypilot`` parses
 SkyPilot catalog CSVs, ``quality`` filters implausible prices, and ``snapshot`` reads and
-writes the embedded price snapshot (rebuilt by ``python -m pricing.build_snapshot``).
+writes the embedded price snapshot (rebuilt by ``python -m gacost.pricing.build_snapshot``).
 
 Live prices (see ``docs/pricing.md``): ``sources`` describes each source, ``registry`` maps
 it to a ``fetch_*`` module, ``http`` is the only transport (HTTPS, timeouts, retries),

@@ -1,6 +1,6 @@
 """Rebuild the embedded price snapshot from SkyPilot catalog CSVs.
 
-    python -m pricing.build_snapshot [--from DIR] [--out data/prices] [--as-of YYYY-MM-DD]
+    python -m gacost.pricing.build_snapshot [--from DIR] [--out data/prices] [--as-of YYYY-MM-DD]
 
 ``DIR`` holds one folder per cloud, ``skypilot_<cloud>/vms_v8_gpu_sample.csv`` or
 ``<cloud>/vms.csv``. The catalog commit of each cloud comes from ``DIR/sources.json``
@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from advisor.errors import DataError, GacostError
-from advisor.records import Offer
-from pricing.quality import check_offers
-from pricing.skypilot import parse_catalog
-from pricing.snapshot import write_snapshot
+from gacost.base.errors import DataError, GacostError
+from gacost.base.records import Offer
+from gacost.pricing.quality import check_offers
+from gacost.pricing.skypilot import parse_catalog
+from gacost.pricing.snapshot import write_snapshot
 
 DEFAULT_FROM = Path("tests/fixtures/pricing")
 DEFAULT_OUT = Path("data/prices")
@@ -136,7 +136,7 @@ def format_summary(summary: SourceSummary) -> str:
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m pricing.build_snapshot", description=__doc__.splitlines()[0]
+        prog="python -m gacost.pricing.build_snapshot", description=__doc__.splitlines()[0]
     )
     parser.add_argument(
         "--from",

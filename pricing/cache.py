@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from advisor.errors import DataError
-from advisor.records import Offer
-from pricing.snapshot import SNAPSHOT_FIX, read_offers_csv, write_offers_csv
+from gacost.base.errors import DataError
+from gacost.base.records import Offer
+from gacost.pricing.snapshot import SNAPSHOT_FIX, read_offers_csv, write_offers_csv
 
 CACHE_DIR_ENV = "GACOST_CACHE_DIR"
 HOME_ENV = "GACOST_HOME"

@@ -13,11 +13,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
-from advisor.errors import DataError
-from advisor.records import Offer
-from pricing.cache import PriceCache, format_age, format_timestamp, parse_timestamp
-from pricing.snapshot import PriceTable
-from pricing.sources import SOURCES
+from gacost.base.errors import DataError
+from gacost.base.records import Offer
+from gacost.pricing.cache import PriceCache, format_age, format_timestamp, parse_timestamp
+from gacost.pricing.snapshot import PriceTable
+from gacost.pricing.sources import SOURCES
 
 SNAPSHOT = "snapshot"
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

@@ -17,11 +17,11 @@ from collections.abc import Iterable, Iterator
 
 import httpx
 
-from advisor.errors import PricingError
-from advisor.records import Offer
-from pricing.fetching import FetchContext, FetchResult
-from pricing.gpu_names import canonical_gpu
-from pricing.http import iter_lines, open_stream
+from gacost.base.errors import PricingError
+from gacost.base.gpu_names import canonical_gpu
+from gacost.base.records import Offer
+from gacost.pricing.fetching import FetchContext, FetchResult
+from gacost.pricing.http import iter_lines, open_stream
 
 BULK_URL = (
     "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/{region}/index.csv"

@@ -15,11 +15,11 @@ from collections.abc import Iterable, Mapping
 
 import httpx
 
-from advisor.errors import PricingError
-from advisor.records import Offer
-from pricing.fetching import FetchContext, FetchResult
-from pricing.gpu_names import canonical_gpu
-from pricing.http import FetchError, get_json
+from gacost.base.errors import PricingError
+from gacost.base.gpu_names import canonical_gpu
+from gacost.base.records import Offer
+from gacost.pricing.fetching import FetchContext, FetchResult
+from gacost.pricing.http import FetchError, get_json
 
 API_URL = "https://prices.azure.com/api/retail/prices"
 API_VERSION = "2023-01-01-preview"

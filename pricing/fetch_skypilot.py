@@ -11,10 +11,10 @@ from collections.abc import Mapping
 
 import httpx
 
-from advisor.errors import PricingError
-from pricing.fetching import FetchContext, FetchResult
-from pricing.http import FetchError, get_text
-from pricing.skypilot import parse_catalog
+from gacost.base.errors import PricingError
+from gacost.pricing.fetching import FetchContext, FetchResult
+from gacost.pricing.http import FetchError, get_text
+from gacost.pricing.skypilot import parse_catalog
 
 PRIMARY_BASE = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs"
 MIRROR_BASE = "https://skypilot-catalog.s3.us-east-1.amazonaws.com/catalogs"

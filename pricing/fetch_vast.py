@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 import httpx
 
-from advisor.errors import PricingError
-from advisor.records import Offer
-from pricing.fetching import FetchContext, FetchResult
-from pricing.gpu_names import canonical_gpu
-from pricing.http import FetchError, get_json
+from gacost.base.errors import PricingError
+from gacost.base.gpu_names import canonical_gpu
+from gacost.base.records import Offer
+from gacost.pricing.fetching import FetchContext, FetchResult
+from gacost.pricing.http import FetchError, get_json
 
 API_URL = "https://console.vast.ai/api/v0/bundles/"
 KEY_ENV = "VAST_API_KEY"

@@ -9,9 +9,9 @@ from typing import Protocol
 
 import httpx
 
-from advisor.records import Offer
-from pricing.cache import format_timestamp
-from pricing.http import HttpPolicy
+from gacost.base.records import Offer
+from gacost.pricing.cache import format_timestamp
+from gacost.pricing.http import HttpPolicy
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from typing import Any, TypeVar
 
 import httpx
 
-from advisor import __version__
-from advisor.errors import PricingError
+from gacost import __version__
+from gacost.base.errors import PricingError
 
 USER_AGENT = f"gacost/{__version__} (GPU rental price advisor; python-httpx)"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from advisor.records import Offer
+from gacost.base.records import Offer
 
 DUPLICATE = "exact duplicate"
 BAD_COUNT = "gpu count zero or negative"

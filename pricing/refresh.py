@@ -18,15 +18,15 @@ from pathlib import Path
 
 import httpx
 
-from advisor.errors import GacostError, PricingError, UnknownNameError, did_you_mean
-from pricing import http
-from pricing.cache import CachedPrices, PriceCache, format_age, format_timestamp
-from pricing.combine import SNAPSHOT, Part, Warn, describe, merge, snapshot_time
-from pricing.fetching import FetchContext, FetchResult
-from pricing.quality import check_offers
-from pricing.registry import FETCHERS
-from pricing.snapshot import PriceTable, write_snapshot
-from pricing.sources import SOURCES, default_sources
+from gacost.base.errors import GacostError, PricingError, UnknownNameError, did_you_mean
+from gacost.pricing import http
+from gacost.pricing.cache import CachedPrices, PriceCache, format_age, format_timestamp
+from gacost.pricing.combine import SNAPSHOT, Part, Warn, describe, merge, snapshot_time
+from gacost.pricing.fetching import FetchContext, FetchResult
+from gacost.pricing.quality import check_offers
+from gacost.pricing.registry import FETCHERS
+from gacost.pricing.snapshot import PriceTable, write_snapshot
+from gacost.pricing.sources import SOURCES, default_sources
 
 FETCHED, FRESH, SKIPPED, FAILED = "fetched", "fresh", "skipped", "failed"
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pricing import fetch_aws, fetch_azure, fetch_lambda, fetch_vast
-from pricing.fetch_skypilot import SkyPilotCatalog
-from pricing.fetching import Fetcher
-from pricing.sources import SKYPILOT_CLOUDS
+from gacost.pricing import fetch_aws, fetch_azure, fetch_lambda, fetch_vast
+from gacost.pricing.fetch_skypilot import SkyPilotCatalog
+from gacost.pricing.fetching import Fetcher
+from gacost.pricing.sources import SKYPILOT_CLOUDS
 
 FETCHERS: dict[str, Fetcher] = {
     **{f"skypilot-{cloud}": SkyPilotCatalog(cloud) for cloud in SKYPILOT_CLOUDS},

@@ -24,10 +24,10 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from advisor.errors import PricingError
-from advisor.records import Offer
-from pricing.gpu_names import canonical_gpu
-from pricing.quality import is_low_outlier, regional_medians
+from gacost.base.errors import PricingError
+from gacost.base.gpu_names import canonical_gpu
+from gacost.base.records import Offer
+from gacost.pricing.quality import is_low_outlier, regional_medians
 
 REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
 OPTIONAL_COLUMNS = ("vCPUs", "MemoryGiB", "GpuInfo", "SpotPrice", "AvailabilityZone")

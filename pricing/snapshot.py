@@ -3,27 +3,25 @@
 The CSV has exactly the columns of :data:`HEADER` (an empty cell is None); prices are USD
 per instance-hour with at most 6 decimals. The JSON holds ``{"as_of", "sources", "rows"}``.
 Both live in the package ``gacost_data`` (the repository's ``data/`` directory) and are
-rebuilt by ``python -m pricing.build_snapshot``. Every write is atomic.
+rebuilt by ``python -m gacost.pricing.build_snapshot``. Every write is atomic.
 """
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
 import math
 import os
-import stat
-import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
-from advisor.errors import DataError
-from advisor.records import Offer
+from gacost.base.atomic import atomic_open
+from gacost.base.errors import DataError
+from gacost.base.records import Offer
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -34,9 +32,9 @@ HEADER: tuple[str, ...] = (
 )  # fmt: skip
 _TEXT_COLUMNS = ("provider", "region", "instance_type", "gpu", "source", "fetched_at")
 _OPTIONAL_NUMBERS = ("gpu_memory_gib", "vcpus", "ram_gib", "price_hour", "spot_hour")
-_FIX = "regenerate it with `python -m pricing.build_snapshot` or restore it from git"
+_FIX = "regenerate it with `python -m gacost.pricing.build_snapshot` or restore it from git"
 SNAPSHOT_FIX = _FIX  # the advice that ends every DataError raised here
-_DATA_PACKAGE = "gacost_data"
+_DATA_PACKAGE = "gacost.data"
 
 
 @dataclass(frozen=True)
@@ -149,7 +147,7 @@ def _number(value: str, where: str) -> float | None:
 
 def write_offers_csv(path: str | os.PathLike[str], offers: Iterable[Offer]) -> None:
     """Write offers as snapshot CSV, atomically: the old file stays if anything fails."""
-    with atomic_writer(Path(path)) as handle:
+    with atomic_open(Path(path)) as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(HEADER)
         for offer in offers:
@@ -168,26 +166,8 @@ def write_snapshot(
     folder.mkdir(parents=True, exist_ok=True)
     write_offers_csv(folder / "snapshot.csv", offers)
     meta = {"as_of": as_of, "sources": list(sources), "rows": len(offers)}
-    with atomic_writer(folder / "snapshot.json") as handle:
+    with atomic_open(folder / "snapshot.json") as handle:
         handle.write(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
-
-
-@contextlib.contextmanager
-def atomic_writer(path: Path) -> Iterator[TextIO]:
-    """Yield a text handle on a temp file next to ``path``; ``os.replace`` it on success."""
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
-        tmp.chmod(mode)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def _offer_cells(offer: Offer) -> list[str]:

@@ -18,8 +18,8 @@ from typing import Any
 import httpx
 import pytest
 
-from pricing.fetching import FetchContext
-from pricing.http import HttpPolicy
+from gacost.pricing.fetching import FetchContext
+from gacost.pricing.http import HttpPolicy
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pricing"
 HTTP_FIXTURES = FIXTURES / "http"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.breakeven import GpuBest, all_pairs, best_splits, break_even
-from advisor.estimate import SplitEstimate
+from gacost.advisor.breakeven import GpuBest, all_pairs, best_splits, break_even
+from gacost.advisor.split_estimates import SplitEstimate
 
 
 def _b(gpu: str, s: float) -> GpuBest:

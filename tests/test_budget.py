@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.budget import (
+from gacost.advisor.budget import (
     GroupRun,
     OfferPlan,
     best_by_pricing,
@@ -25,10 +25,10 @@ from advisor.budget import (
     plan_budget,
     units_affordable,
 )
-from advisor.cli import main
-from advisor.errors import InfeasibleError
-from advisor.job import load_job, parse_job
-from advisor.records import Offer
+from gacost.base.errors import InfeasibleError
+from gacost.base.job import load_job, parse_job
+from gacost.base.records import Offer
+from gacost.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 JOBS = Path(__file__).parent / "fixtures" / "jobs"
@@ -237,7 +237,7 @@ def _prices(tmp_path: Path) -> Path:
 
 
 def gacost(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "advisor.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "gacost.cli", *args], capture_output=True,
                           text=True, cwd=ROOT, timeout=60)
 
 

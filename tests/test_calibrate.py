@@ -5,28 +5,66 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from advisor.cli import main
-from advisor.errors import CalibrationError
-from advisor.job import load_job
-from advisor.profile import read_profile
-from calibration import sweep
-from calibration.run import CalibrateRequest, calibrate
-from calibration.sweep import SweepOptions
+from gacost.base.errors import CalibrationError
+from gacost.base.job import load_job
+from gacost.base.profile import read_profile
+from gacost.calibration.request import CalibrationInterrupted
+from gacost.cli import main
+
+# Every test here trains for real (torch, transformers, TRL, PEFT on the CPU): slow, and
+# the calibration modules are imported inside the tests so that collecting them is cheap.
+pytestmark = pytest.mark.slow
 
 JOB = Path(__file__).parent / "fixtures" / "calib" / "tiny-job.yaml"
 FAST = {"warmup": 1, "max_timed": 6, "max_seconds": 0.05, "progress": False}
-SWEEP_KEYS = {"splits", "inject_oom_above"}
+SWEEP_KEYS = {"splits"}
 
 
-def _request(out: Path, **kw: object) -> CalibrateRequest:
-    """A fast CPU request; ``splits`` and ``inject_oom_above`` go to the sweep options."""
+def calibrate(request: Any) -> Any:
+    """:func:`gacost.calibration.run.calibrate`, imported on first use."""
+    from gacost.calibration.run import calibrate as run
+
+    return run(request)
+
+
+def inject_oom_above(limit: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every micro-batch larger than ``limit`` raise a CUDA OOM inside the real trainer:
+    a forward pre-hook on the model, registered around each split's measurement."""
+    import torch
+
+    from gacost.calibration import sweep
+
+    real = sweep.measure_split
+
+    def hook(_mod: Any, args: Any, kwargs: dict[str, Any]) -> None:
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        if ids is not None and ids.shape[0] > limit:
+            raise torch.OutOfMemoryError(
+                f"CUDA out of memory (injected: micro-batch {ids.shape[0]} > {limit})"
+            )
+
+    def measured(ctx: Any, *args: Any, **kw: Any) -> Any:
+        handle = ctx.model.register_forward_pre_hook(hook, with_kwargs=True)
+        try:
+            return real(ctx, *args, **kw)
+        finally:
+            handle.remove()
+
+    monkeypatch.setattr(sweep, "measure_split", measured)
+
+
+def _request(out: Path, **kw: object) -> Any:
+    """A fast CPU request; ``splits`` goes to the sweep options."""
+    from gacost.calibration.request import CalibrateRequest, SweepOptions
+
     job = load_job(JOB)
     opts = {"splits": job.splits(), **FAST, **{k: v for k, v in kw.items() if k in SWEEP_KEYS}}
     rest = {k: v for k, v in kw.items() if k not in SWEEP_KEYS}
-    return CalibrateRequest(job=job, out=out, options=SweepOptions(**opts), device="cpu", **rest)  # type: ignore[arg-type]
+    return CalibrateRequest(job=job, out=out, options=SweepOptions(**opts), device="cpu", **rest)
 
 
 def test_cli_writes_a_profile_that_reads_back(
@@ -71,8 +109,11 @@ def test_cli_writes_a_profile_that_reads_back(
     assert raw["schema"] == "gacost-profile" and raw["fingerprint"] == profile.fingerprint
 
 
-def test_oom_is_a_result_and_the_sweep_continues(tmp_path: Path) -> None:
-    profile, _ = calibrate(_request(tmp_path / "p.json", inject_oom_above=2))
+def test_oom_is_a_result_and_the_sweep_continues(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inject_oom_above(2, monkeypatch)
+    profile, _ = calibrate(_request(tmp_path / "p.json"))
     status = {(s.micro_batch, s.grad_accum): s.status for s in profile.splits}
     assert status[(4, 1)] == "oom"
     assert status[(2, 2)] in ("ok", "dropped") and status[(1, 4)] in ("ok", "dropped")
@@ -80,9 +121,13 @@ def test_oom_is_a_result_and_the_sweep_continues(tmp_path: Path) -> None:
     assert oom is not None and "out of memory" in oom.note
 
 
-def test_resume_keeps_measured_splits_and_skips_above_an_oom(tmp_path: Path) -> None:
+def test_resume_keeps_measured_splits_and_skips_above_an_oom(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "p.json"
-    first, _ = calibrate(_request(out, splits=((2, 2),), inject_oom_above=1))
+    inject_oom_above(1, monkeypatch)
+    first, _ = calibrate(_request(out, splits=((2, 2),)))
+    monkeypatch.undo()
     assert first.split(2, 2) is not None and first.split(2, 2).status == "oom"  # type: ignore[union-attr]
     second, _ = calibrate(_request(out, resume=True))
     assert second.split(2, 2) == first.split(2, 2)
@@ -105,6 +150,8 @@ def test_resume_refuses_another_workload(tmp_path: Path) -> None:
 def test_interrupt_keeps_the_splits_already_measured(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from gacost.calibration import sweep
+
     real = sweep.measure_split
     calls = {"n": 0}
 
@@ -116,7 +163,7 @@ def test_interrupt_keeps_the_splits_already_measured(
 
     monkeypatch.setattr(sweep, "measure_split", interrupted_second)
     out = tmp_path / "p.json"
-    with pytest.raises(sweep.CalibrationInterrupted, match="--resume"):
+    with pytest.raises(CalibrationInterrupted, match="--resume"):
         calibrate(_request(out))
     kept = read_profile(out)
     assert [(s.micro_batch, s.status) for s in kept.splits] == [(4, "ok")]

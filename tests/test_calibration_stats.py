@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.errors import CalibrationError
-from calibration import stats
-from calibration.oom import is_oom
-from calibration.run import parse_size_gib, parse_splits
+from gacost.base.errors import CalibrationError
+from gacost.calibration import stats
+from gacost.calibration.oom import is_oom
+from gacost.calibration.run import parse_size_gib, parse_splits
 
 
 def test_median_and_iqr() -> None:

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from advisor import catalog
-from advisor.errors import UnknownNameError
+from gacost.base import gpu_table, models
+from gacost.base.errors import UnknownNameError
 
 
 def test_specs_have_the_common_gpus() -> None:
-    specs = catalog.gpu_specs()
+    specs = gpu_table.gpu_specs()
     for name in (
         "T4",
         "L4",
@@ -39,18 +39,18 @@ def test_specs_have_the_common_gpus() -> None:
     ],
 )
 def test_resolve_gpus(typed: list[str], expected: tuple[str, ...]) -> None:
-    assert catalog.resolve_gpus(typed) == expected
+    assert gpu_table.resolve_gpus(typed) == expected
 
 
 def test_unknown_gpu_suggests() -> None:
     with pytest.raises(UnknownNameError, match=r"unknown GPU 'L40' \(did you mean 'L40S'\?\)"):
-        catalog.resolve_gpus(["L40"])
+        gpu_table.resolve_gpus(["L40"])
 
 
 def test_shipped_models_and_arch() -> None:
-    name, cfg = catalog.load_model_config("qwen3-1.7b")
+    name, cfg = models.load_model_config("qwen3-1.7b")
     assert name == "Qwen/Qwen3-1.7B"
-    arch = catalog.model_arch(name, cfg)
+    arch = models.model_arch(name, cfg)
     assert arch.head_dim == 128 and arch.tie_word_embeddings
     # 28 layers x linear params + tied embedding: the 1.72 B of the model card
     assert arch.total_params == pytest.approx(1.7205e9, rel=0.01)
@@ -60,9 +60,9 @@ def test_shipped_models_and_arch() -> None:
 
 
 def test_derived_fields_fill_nulls() -> None:
-    name, cfg = catalog.load_model_config("meta-llama/Llama-3.1-8B")
+    name, cfg = models.load_model_config("meta-llama/Llama-3.1-8B")
     assert cfg["head_dim"] == 128
-    assert catalog.model_arch(name, cfg).total_params == pytest.approx(8.03e9, rel=0.01)
+    assert models.model_arch(name, cfg).total_params == pytest.approx(8.03e9, rel=0.01)
 
 
 def test_local_config(tmp_path: Path) -> None:
@@ -70,24 +70,24 @@ def test_local_config(tmp_path: Path) -> None:
         '{"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,'
         ' "num_attention_heads": 4, "vocab_size": 100}'
     )
-    name, cfg = catalog.load_model_config(str(tmp_path))
-    arch = catalog.model_arch(name, cfg)
+    name, cfg = models.load_model_config(str(tmp_path))
+    arch = models.model_arch(name, cfg)
     assert arch.num_key_value_heads == 4 and arch.head_dim == 16
 
 
 def test_unknown_model_without_slash() -> None:
     with pytest.raises(UnknownNameError, match=r"did you mean 'Qwen/Qwen3-8B'"):
-        catalog.load_model_config("Qwen3-8b-typo")
+        models.load_model_config("Qwen3-8b-typo")
 
 
 def test_config_missing_field(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
     path.write_text('{"hidden_size": 64}')
-    name, cfg = catalog.load_model_config(str(path))
+    name, cfg = models.load_model_config(str(path))
     with pytest.raises(Exception, match="lacks the field"):
-        catalog.model_arch(name, cfg)
+        models.model_arch(name, cfg)
 
 
 def test_missing_local_path_is_not_looked_up_on_the_hub(tmp_path: Path) -> None:
     with pytest.raises(UnknownNameError, match="model: no config file at"):
-        catalog.load_model_config(str(tmp_path / "nowhere"))
+        models.load_model_config(str(tmp_path / "nowhere"))

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from advisor.job import load_job
-from advisor.recommend import recommend
-from advisor.records import Offer
+from gacost.advisor.recommend import recommend
+from gacost.base.job import load_job
+from gacost.base.records import Offer
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "qwen3-1.7b-lora.yaml"
@@ -21,7 +21,7 @@ JOBS = Path(__file__).parent / "fixtures" / "jobs"
 def gacost(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """Run the CLI as a user would."""
     return subprocess.run(
-        [sys.executable, "-m", "advisor.cli", *args],
+        [sys.executable, "-m", "gacost.cli", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -160,7 +160,7 @@ def test_gpus_models_and_prices_list_the_embedded_data() -> None:
 def test_recommend_needs_neither_torch_nor_httpx(tmp_path: Path) -> None:
     code = (
         "import sys, io, contextlib\n"
-        "from advisor.cli import main\n"
+        "from gacost.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    rc = main(['recommend', '--job', {str(EXAMPLE)!r}])\n"
         "mods = ('torch', 'httpx', 'transformers', 'trl', 'peft')\n"

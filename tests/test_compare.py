@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from advisor.cli import main
-from advisor.compare import compare, comparison_dict, spread
-from advisor.errors import InfeasibleError, UnknownNameError
-from advisor.job import parse_job
-from advisor.recommend import recommend
-from advisor.records import Offer
+from gacost.advisor.compare import compare, comparison_dict, spread
+from gacost.advisor.recommend import recommend
+from gacost.base.errors import InfeasibleError, UnknownNameError
+from gacost.base.job import parse_job
+from gacost.base.records import Offer
+from gacost.cli import main
 
 T4_4X1 = 2.3792  # the published T4 profile's fastest split
 JOB = parse_job({"model": "Qwen/Qwen3-1.7B", "lora": {"r": 16, "alpha": 32},

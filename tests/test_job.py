@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from advisor.errors import JobSpecError
-from advisor.job import load_job, parse_job
+from gacost.base.errors import JobSpecError
+from gacost.base.job import load_job, parse_job
 
 JOBS = Path(__file__).parent / "fixtures" / "jobs"
 BASE = {

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from advisor import catalog, memmodel
-from advisor.job import LINEAR_MODULES
-from advisor.memmodel import MemParams
-from advisor.records import GIB, ModelArch
-from advisor.timemodel import TrainSetup
+from gacost.advisor import memory_model
+from gacost.advisor.memory_model import MemParams
+from gacost.advisor.time_model import TrainSetup
+from gacost.base import models
+from gacost.base.job import LINEAR_MODULES
+from gacost.base.records import GIB, ModelArch
 
 
 def _arch(name: str) -> ModelArch:
-    model, cfg = catalog.load_model_config(name)
-    return catalog.model_arch(model, cfg)
+    model, cfg = models.load_model_config(name)
+    return models.model_arch(model, cfg)
 
 
 def _setup(seq: int = 512, gc: bool = True, method: str = "lora", precision: str = "bf16",
@@ -23,34 +24,34 @@ def _setup(seq: int = 512, gc: bool = True, method: str = "lora", precision: str
 
 def test_static_part_is_weights_plus_adapter_state() -> None:
     arch = _arch("Qwen/Qwen3-8B")
-    costs = memmodel.memory_costs(arch, _setup())
+    costs = memory_model.memory_costs(arch, _setup())
     lora = arch.lora_params(16, LINEAR_MODULES)
     assert costs.static_bytes == arch.total_params * 2 + 16 * lora
     assert costs.static_bytes / GIB == pytest.approx(15.91, abs=0.01)
-    fp32 = memmodel.memory_costs(arch, _setup(precision="fp32"))
+    fp32 = memory_model.memory_costs(arch, _setup(precision="fp32"))
     assert fp32.static_bytes == pytest.approx(arch.total_params * 4 + 16 * lora)
-    qlora = memmodel.memory_costs(arch, _setup(method="qlora"))
+    qlora = memory_model.memory_costs(arch, _setup(method="qlora"))
     assert qlora.static_bytes < 0.6 * costs.static_bytes  # NF4 decoder, fp32 embeddings + head
 
 
 def test_activations_with_and_without_checkpointing() -> None:
     arch = _arch("Qwen/Qwen3-1.7B")
-    gc = memmodel.memory_costs(arch, _setup())
-    layer = memmodel.layer_working_set_per_token(arch, _setup())
+    gc = memory_model.memory_costs(arch, _setup())
+    layer = memory_model.layer_working_set_per_token(arch, _setup())
     assert layer == 2 * (5 * 2048 + 2 * 2048 + 2 * 1024 + 4 * 6144)
     assert gc.activation_bytes_per_token == 28 * 2048 * 2 + 2 * layer
-    no_gc = memmodel.memory_costs(arch, _setup(gc=False))
+    no_gc = memory_model.memory_costs(arch, _setup(gc=False))
     assert no_gc.activation_bytes_per_token == 28 * layer
     assert no_gc.activation_bytes_per_token > 3 * gc.activation_bytes_per_token
 
 
 def test_full_logits_cost_what_the_chunked_loss_saves() -> None:
     arch = _arch("Qwen/Qwen3-8B")
-    chunked = memmodel.memory_costs(arch, _setup(2048))
-    full = memmodel.memory_costs(arch, _setup(2048, chunked=False))
+    chunked = memory_model.memory_costs(arch, _setup(2048))
+    full = memory_model.memory_costs(arch, _setup(2048, chunked=False))
     params = MemParams(1.0, 0.0)
-    extra = (memmodel.peak_reserved_gib(full, params, 4)
-             - memmodel.peak_reserved_gib(chunked, params, 4))
+    extra = (memory_model.peak_reserved_gib(full, params, 4)
+             - memory_model.peak_reserved_gib(chunked, params, 4))
     # bf16 logits + fp32 copy + fp32 gradient over 151936 entries for 8192 tokens
     assert extra == pytest.approx(8192 * (10 * 151936 - 6 * 4096) / GIB, rel=1e-9)
     assert extra > 11
@@ -58,11 +59,11 @@ def test_full_logits_cost_what_the_chunked_loss_saves() -> None:
 
 def test_peak_is_linear_in_tokens_and_device_adds_the_context() -> None:
     arch = _arch("Qwen/Qwen3-8B")
-    costs = memmodel.memory_costs(arch, _setup(1024))
+    costs = memory_model.memory_costs(arch, _setup(1024))
     params = MemParams(activation_scale=1.1, slack_gib=0.3)
-    p1, p2, p4 = (memmodel.peak_reserved_gib(costs, params, m) for m in (1, 2, 4))
+    p1, p2, p4 = (memory_model.peak_reserved_gib(costs, params, m) for m in (1, 2, 4))
     assert p4 - p2 == pytest.approx(2 * (p2 - p1))
-    base = costs.static_bytes * (1 + memmodel.FRAGMENTATION) / GIB + 0.3
+    base = costs.static_bytes * (1 + memory_model.FRAGMENTATION) / GIB + 0.3
     assert p1 - base == pytest.approx(
         1024 * (1.1 * costs.activation_bytes_per_token + costs.loss_bytes_per_token) / GIB)
-    assert memmodel.peak_device_gib(costs, params, 1) == p1 + memmodel.CUDA_CONTEXT_GIB
+    assert memory_model.peak_device_gib(costs, params, 1) == p1 + memory_model.CUDA_CONTEXT_GIB

@@ -7,15 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from advisor import catalog, fit, memmodel, perf, timemodel
-from advisor.estimate import estimate_splits
-from advisor.job import LINEAR_MODULES, load_job
-from advisor.recommend import recommend
-from advisor.records import ModelArch, Offer
-from advisor.render import render_json, render_text
-from advisor.timemodel import TimeParams, TrainSetup
+from gacost.advisor import memory_model, model_fit, predictor, time_model
+from gacost.advisor.recommend import recommend
+from gacost.advisor.split_estimates import estimate_splits
+from gacost.advisor.time_model import TimeParams, TrainSetup
+from gacost.base import gpu_table, models
+from gacost.base.job import LINEAR_MODULES, load_job
+from gacost.base.records import ModelArch, Offer
+from gacost.reports.recommend import render_json, render_text
 
-SPECS = catalog.gpu_specs()
+SPECS = gpu_table.gpu_specs()
 TRUTH = {  # host s/layer, efficiency (fraction of datasheet rate); tau shared
     "T4": (0.008, 0.13),
     "H200-SXM": (0.011, 0.30),
@@ -24,8 +25,8 @@ TAU = 6e-4
 
 
 def _arch(name: str) -> ModelArch:
-    model, cfg = catalog.load_model_config(name)
-    return catalog.model_arch(model, cfg)
+    model, cfg = models.load_model_config(name)
+    return models.model_arch(model, cfg)
 
 
 def _setup(seq: int, precision: str = "fp16") -> TrainSetup:
@@ -33,23 +34,23 @@ def _setup(seq: int, precision: str = "fp16") -> TrainSetup:
 
 
 def _obs(gpu: str, model: str, seq: int, batch: int, host: float | None = None,
-         eff: float | None = None) -> list[fit.TimeObservation]:
+         eff: float | None = None) -> list[model_fit.TimeObservation]:
     h, e = TRUTH[gpu]
     params = TimeParams(host if host is not None else h, eff if eff is not None else e, TAU)
-    costs = timemodel.work_costs(_arch(model), _setup(seq))
-    rates = timemodel.gpu_rates(SPECS[gpu], "fp16")
+    costs = time_model.work_costs(_arch(model), _setup(seq))
+    rates = time_model.gpu_rates(SPECS[gpu], "fp16")
     assert rates is not None
     out = []
     m = 1
     while m <= batch:
-        t = timemodel.update_seconds(costs, rates, params, m, batch // m)
-        out.append(fit.TimeObservation(gpu, costs, rates, m, batch // m, t, 0.02,
+        t = time_model.update_seconds(costs, rates, params, m, batch // m)
+        out.append(model_fit.TimeObservation(gpu, costs, rates, m, batch // m, t, 0.02,
                                        f"{gpu} {model} s{seq} {m}x{batch // m}"))
         m *= 2
     return out
 
 
-def _synthetic() -> list[fit.TimeObservation]:
+def _synthetic() -> list[model_fit.TimeObservation]:
     return [
         *_obs("T4", "Qwen/Qwen3-1.7B", 512, 4), *_obs("T4", "Qwen/Qwen3-1.7B", 1024, 2),
         *_obs("H200-SXM", "Qwen/Qwen3-1.7B", 512, 4), *_obs("H200-SXM", "Qwen/Qwen3-8B", 2048, 8),
@@ -57,7 +58,7 @@ def _synthetic() -> list[fit.TimeObservation]:
 
 
 def test_time_fit_recovers_known_parameters() -> None:
-    f = fit.fit_time(_synthetic())
+    f = model_fit.fit_time(_synthetic())
     for gpu, (_host, eff) in TRUTH.items():
         assert f.params(gpu).efficiency == pytest.approx(eff, rel=0.03)
         assert f.params(gpu).kernel_s_per_layer == pytest.approx(TAU, rel=0.15)
@@ -70,7 +71,7 @@ def test_time_fit_recovers_known_parameters() -> None:
 
 def test_three_gpu_bound_splits_fix_efficiency_and_tau() -> None:
     obs = _obs("T4", "Qwen/Qwen3-1.7B", 512, 4, host=0.002)
-    f = fit.fit_time(obs)
+    f = model_fit.fit_time(obs)
     assert f.params("T4").efficiency == pytest.approx(0.13, rel=0.03)
     assert f.params("T4").kernel_s_per_layer == pytest.approx(TAU, rel=0.15)
     for o in obs:
@@ -80,17 +81,17 @@ def test_three_gpu_bound_splits_fix_efficiency_and_tau() -> None:
 
 
 def test_leave_one_out_on_exact_data_is_exact() -> None:
-    rows = fit.loo_time(_synthetic())
+    rows = model_fit.loo_time(_synthetic())
     assert max(abs(r.rel_error) for r in rows) < 0.03
     assert all(r.covered for r in rows)
 
 
 def test_unprofiled_gpu_gets_the_prior_and_a_wider_band() -> None:
-    f = fit.fit_time(_synthetic())
-    costs = timemodel.work_costs(_arch("Qwen/Qwen3-8B"), _setup(2048))
+    f = model_fit.fit_time(_synthetic())
+    costs = time_model.work_costs(_arch("Qwen/Qwen3-8B"), _setup(2048))
     bands = {}
     for gpu in ("H200-SXM", "L40S"):
-        rates = timemodel.gpu_rates(SPECS[gpu], "fp16")
+        rates = time_model.gpu_rates(SPECS[gpu], "fp16")
         assert rates is not None
         bands[gpu] = f.predict(gpu, costs, rates, 4, 2)
         assert bands[gpu].low < bands[gpu].value < bands[gpu].high
@@ -100,10 +101,10 @@ def test_unprofiled_gpu_gets_the_prior_and_a_wider_band() -> None:
 
 
 def test_fixed_parameters_stay_at_their_prior() -> None:
-    prior = fit.Prior(0.5, 0.1)
-    f = fit.fit_time(_obs("T4", "Qwen/Qwen3-1.7B", 512, 4), priors={"stack_eff": prior},
+    prior = model_fit.Prior(0.5, 0.1)
+    f = model_fit.fit_time(_obs("T4", "Qwen/Qwen3-1.7B", 512, 4), priors={"stack_eff": prior},
                      fixed=("stack_eff", "tau", "gpu_eff:T4"))
-    assert f.params("T4").efficiency == pytest.approx(0.5 * fit.MATMUL_FRACTION["T4"])
+    assert f.params("T4").efficiency == pytest.approx(0.5 * model_fit.matmul_fraction("T4"))
     assert [r.name for r in f.reports()] == ["host_base", "host_dev:T4"]
 
 
@@ -111,23 +112,25 @@ def test_memory_fit_recovers_scale_and_slack() -> None:
     obs = []
     for gpu, slack in (("T4", 1.2), ("H200-SXM", 0.4)):
         for model, seq in (("Qwen/Qwen3-1.7B", 512), ("Qwen/Qwen3-8B", 1024)):
-            costs = memmodel.memory_costs(_arch(model), _setup(seq))
+            costs = memory_model.memory_costs(_arch(model), _setup(seq))
             for m in (1, 2, 4, 8):
-                peak = memmodel.peak_reserved_gib(costs, memmodel.MemParams(1.15, slack), m)
-                obs.append(fit.MemObservation(gpu, costs, m, peak, f"{gpu} {model} {m}", 1))
-    f = fit.fit_memory(obs)
+                peak = memory_model.peak_reserved_gib(costs, memory_model.MemParams(1.15, slack), m)
+                obs.append(model_fit.MemObservation(gpu, costs, m, peak, f"{gpu} {model} {m}", 1))
+    f = model_fit.fit_memory(obs)
     assert f.params("T4").activation_scale == pytest.approx(1.15, rel=0.02)
     assert f.params("T4").slack_gib == pytest.approx(1.2, abs=0.05)
     assert f.params("H200-SXM").slack_gib == pytest.approx(0.4, abs=0.05)
-    assert f.params("L4").slack_gib == fit.MEM_PRIORS["slack"].center
-    assert max(abs(r.rel_error) for r in fit.loo_memory(obs)) < 0.01
+    assert f.params("L4").slack_gib == model_fit.MEM_PRIORS["slack"].center
+    assert max(abs(r.rel_error) for r in model_fit.loo_memory(obs)) < 0.01
 
 
 def test_time_ratio_keeps_shared_parameters_correlated() -> None:
-    model = perf.FittedModel(fit.fit_time(_synthetic()), fit.fit_memory([]), (), ())
+    model = predictor.FittedModel(
+        model_fit.fit_time(_synthetic()), model_fit.fit_memory([]), (), ()
+    )
     arch, setup = _arch("Qwen/Qwen3-8B"), _setup(2048)
-    a = perf.RatioSide(SPECS["L40S"], 4, 2)
-    b = perf.RatioSide(SPECS["A100-80GB-SXM"], 4, 2)
+    a = predictor.RatioSide(SPECS["L40S"], 4, 2)
+    b = predictor.RatioSide(SPECS["A100-80GB-SXM"], 4, 2)
     ratio = model.time_ratio(arch, setup, a, b)
     assert ratio is not None
     ba, bb = model.seconds(arch, setup, a.gpu, 4, 2), model.seconds(arch, setup, b.gpu, 4, 2)
@@ -140,7 +143,7 @@ def test_time_ratio_keeps_shared_parameters_correlated() -> None:
 
 def test_estimates_carry_bands_and_mark_measured_vs_predicted() -> None:
     arch = _arch("Qwen/Qwen3-1.7B")
-    t4 = next(p for p in perf.reference_profiles() if p.gpu == "T4")
+    t4 = next(p for p in predictor.reference_profiles() if p.gpu == "T4")
     rows, skipped = estimate_splits(arch, _setup(512), [SPECS["T4"], SPECS["L4"]],
                                     [(1, 4), (2, 2), (4, 1)], [t4], 0.1)
     assert not skipped

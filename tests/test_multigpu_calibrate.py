@@ -5,14 +5,23 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from advisor.cli import main
-from advisor.errors import CalibrationError
-from advisor.job import load_job
-from advisor.profile import Profile, SplitResult, read_profile, write_profile
-from calibration import distributed, run
+from gacost.base.errors import CalibrationError
+from gacost.base.job import load_job
+from gacost.base.profile import Profile, SplitResult, read_profile, write_profile
+from gacost.calibration import ranks
+from gacost.cli import main
+
+
+def _run() -> Any:
+    """:mod:`gacost.calibration.run` (imports torch), imported on first use."""
+    from gacost.calibration import run
+
+    return run
+
 
 JOB = Path(__file__).parent / "fixtures" / "calib" / "tiny-job.yaml"
 FAST = ["--device", "cpu", "--warmup", "1", "--max-updates", "6", "--max-seconds", "0.05",
@@ -65,16 +74,16 @@ def test_resume_refuses_a_profile_of_another_gpu_count(tmp_path: Path) -> None:
     single = Profile("CPU", 8.0, workload, (SplitResult(4, 1, "ok", 0.1),), "test")
     write_profile(out, single)
     with pytest.raises(CalibrationError, match="measured on 1 GPU"):
-        run._resume(out, workload.fingerprint(), "CPU", 2)
+        _run()._resume(out, workload.fingerprint(), "CPU", 2)
     write_profile(out, replace(single, gpu_count=2))
-    assert run._resume(out, workload.fingerprint(), "CPU", 2) is not None
+    assert _run()._resume(out, workload.fingerprint(), "CPU", 2) is not None
 
 
 def test_default_out_names_the_gpu_count() -> None:
-    assert run.default_out("H100-SXM", "Qwen/Qwen3-1.7B", "abcdef0123", 8).name == (
+    assert _run().default_out("H100-SXM", "Qwen/Qwen3-1.7B", "abcdef0123", 8).name == (
         "H100-SXMx8--Qwen3-1.7B--abcdef01.json"
     )
-    assert run.default_out("L4", "m", "abcdef0123").name == "L4--m--abcdef01.json"
+    assert _run().default_out("L4", "m", "abcdef0123").name == "L4--m--abcdef01.json"
 
 
 TOPO_NVLINK = """\
@@ -91,19 +100,19 @@ NIC0\tPIX\tPHB\t X
 
 
 def test_interconnect_from_nvidia_smi_topology() -> None:
-    assert distributed.summarise_topology(TOPO_NVLINK) == "nvlink (NV18)"
-    assert distributed.summarise_topology(TOPO_PCIE) == "pcie (SYS)"
-    assert distributed.summarise_topology("") == "unknown"
+    assert ranks.summarise_topology(TOPO_NVLINK) == "nvlink (NV18)"
+    assert ranks.summarise_topology(TOPO_PCIE) == "pcie (SYS)"
+    assert ranks.summarise_topology("") == "unknown"
 
 
 def test_outside_torchrun_there_is_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("WORLD_SIZE", raising=False)
     monkeypatch.delenv("RANK", raising=False)
-    assert distributed.world_size() == 1 and distributed.is_main()
-    assert distributed.agree(True) is True
+    assert ranks.world_size() == 1 and ranks.is_main()
+    assert ranks.agree(True) is True
     monkeypatch.setenv("WORLD_SIZE", "4")
     monkeypatch.setenv("RANK", "3")
-    assert distributed.world_size() == 4 and not distributed.is_main()
+    assert ranks.world_size() == 4 and not ranks.is_main()
 
 
 def test_nproc_must_match_an_outside_launcher(

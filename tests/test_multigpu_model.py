@@ -6,15 +6,16 @@ from typing import Any
 
 import pytest
 
-from advisor import catalog, perf, timemodel
-from advisor.errors import JobSpecError
-from advisor.estimate import SplitEstimate
-from advisor.job import parse_job
-from advisor.profile import Profile, SplitResult
-from advisor.recommend import recommend
-from advisor.records import Offer
-from advisor.solver import Constraints, enumerate_plans
-from advisor.timemodel import Link, TrainSetup
+from gacost.advisor import predictor, time_model
+from gacost.advisor.planner import Constraints, enumerate_plans
+from gacost.advisor.recommend import recommend
+from gacost.advisor.split_estimates import SplitEstimate
+from gacost.advisor.time_model import Link, TrainSetup
+from gacost.base import gpu_table, models
+from gacost.base.errors import JobSpecError
+from gacost.base.job import parse_job
+from gacost.base.profile import Profile, SplitResult
+from gacost.base.records import Offer
 
 BASE: dict[str, Any] = {
     "model": "Qwen3-1.7B",
@@ -75,19 +76,19 @@ def test_bad_world_sizes_are_one_line_errors(extra: dict[str, Any], message: str
 
 
 def test_ring_allreduce_known_numbers() -> None:
-    assert timemodel.allreduce_seconds(1e9, 1, LINK) == 0.0
+    assert time_model.allreduce_seconds(1e9, 1, LINK) == 0.0
     # 2(N-1)/N * bytes / bw + 2(N-1) * latency
-    assert timemodel.allreduce_seconds(1e9, 2, LINK) == pytest.approx(0.01 + 2e-5)
-    assert timemodel.allreduce_seconds(1e9, 8, LINK) == pytest.approx(1.75 * 0.01 + 14e-5)
-    assert timemodel.allreduce_seconds(0.0, 4, LINK) == pytest.approx(6e-5)
+    assert time_model.allreduce_seconds(1e9, 2, LINK) == pytest.approx(0.01 + 2e-5)
+    assert time_model.allreduce_seconds(1e9, 8, LINK) == pytest.approx(1.75 * 0.01 + 14e-5)
+    assert time_model.allreduce_seconds(0.0, 4, LINK) == pytest.approx(6e-5)
 
 
 def test_interconnect_defaults() -> None:
-    for gpu in ("H100-SXM", "H200-SXM", "A100-80GB-SXM", "V100-SXM2-16GB", "B200"):
-        assert timemodel.interconnect_for(gpu).kind == "nvlink"
-    for gpu in ("L4", "T4", "A100-80GB-PCIe", "H100-PCIe", "H100-NVL", "RTX-4090"):
-        assert timemodel.interconnect_for(gpu).kind == "pcie"
-    assert timemodel.LINKS["nvlink"].bandwidth > 10 * timemodel.LINKS["pcie"].bandwidth
+    for gpu in ("H100-SXM", "H200-SXM", "A100-80GB-SXM", "V100-SXM2-16GB", "MI300X"):
+        assert time_model.interconnect_for(gpu).kind == "nvlink"
+    for gpu in ("L4", "T4", "A100-80GB-PCIe", "H100-PCIe", "H100-NVL", "RTX-4090", "B200"):
+        assert time_model.interconnect_for(gpu).kind == "pcie"
+    assert time_model.LINKS["nvlink"].bandwidth > 10 * time_model.LINKS["pcie"].bandwidth
 
 
 def _setup(method: str) -> TrainSetup:
@@ -96,28 +97,28 @@ def _setup(method: str) -> TrainSetup:
 
 
 def test_lora_gradients_are_small_and_full_fine_tunes_large() -> None:
-    name, cfg = catalog.load_model_config("Qwen3-1.7B")
-    arch = catalog.model_arch(name, cfg)
-    lora = timemodel.work_costs(arch, _setup("lora"))
-    full = timemodel.work_costs(arch, _setup("full"))
-    assert timemodel.gradient_bytes(lora, "lora", "bf16") == 4 * lora.trainable_params
-    assert timemodel.gradient_bytes(full, "full", "bf16") == 2 * arch.total_params
-    link = timemodel.LINKS["pcie"]
-    t_lora = timemodel.comm_seconds(lora, "lora", "bf16", 8, link)
-    t_full = timemodel.comm_seconds(full, "full", "bf16", 8, link)
+    name, cfg = models.load_model_config("Qwen3-1.7B")
+    arch = models.model_arch(name, cfg)
+    lora = time_model.work_costs(arch, _setup("lora"))
+    full = time_model.work_costs(arch, _setup("full"))
+    assert time_model.gradient_bytes(lora, "lora", "bf16") == 4 * lora.trainable_params
+    assert time_model.gradient_bytes(full, "full", "bf16") == 2 * arch.total_params
+    link = time_model.LINKS["pcie"]
+    t_lora = time_model.comm_seconds(lora, "lora", "bf16", 8, link)
+    t_full = time_model.comm_seconds(full, "full", "bf16", 8, link)
     assert t_lora < 0.05 < 0.2 < t_full and t_full > 20 * t_lora
-    assert perf.comm_seconds(arch, _setup("lora"), "H100-SXM", 8) < t_lora  # NVLink is faster
+    assert predictor.comm_seconds(arch, _setup("lora"), "H100-SXM", 8) < t_lora  # NVLink is faster
 
 
 def test_predicted_multi_gpu_time_adds_the_allreduce() -> None:
-    name, cfg = catalog.load_model_config("Qwen3-1.7B")
-    arch = catalog.model_arch(name, cfg)
-    gpu = catalog.gpu_specs()["H100-SXM"]
-    model = perf.reference_model()
+    name, cfg = models.load_model_config("Qwen3-1.7B")
+    arch = models.model_arch(name, cfg)
+    gpu = gpu_table.gpu_specs()["H100-SXM"]
+    model = predictor.reference_model()
     one = model.seconds(arch, _setup("lora"), gpu, 4, 1)
     eight = model.seconds(arch, _setup("lora"), gpu, 4, 1, world=8)
     assert one is not None and eight is not None
-    c = perf.comm_seconds(arch, _setup("lora"), "H100-SXM", 8)
+    c = predictor.comm_seconds(arch, _setup("lora"), "H100-SXM", 8)
     assert c > 0 and eight.value == pytest.approx(one.value + c)
     assert eight.low == pytest.approx(one.low + c)
 
@@ -166,7 +167,7 @@ def test_single_gpu_behaviour_is_unchanged() -> None:
 
 def _eight_gpu_profile() -> Profile:
     job = parse_job({**BASE, "gpus_per_run": 8})
-    name, _ = catalog.load_model_config(job.model)
+    name, _ = models.load_model_config(job.model)
     splits = tuple(SplitResult(m, k, "ok", 0.25 * k, peak_reserved_gib=20.0)
                    for m, k in job.splits())
     return Profile("H100-SXM", 80.0, job.workload(name), splits, "test 8-GPU", gpu_count=8,
@@ -180,21 +181,21 @@ def test_a_multi_gpu_profile_is_measured_only_at_its_world_size() -> None:
     assert eight.recommended.seconds_per_update == pytest.approx(0.25)
     one = recommend(parse_job(BASE), OFFERS, [prof], top=20)
     assert {p.time_source for p in one.plans} == {"predicted"}
-    name, cfg = catalog.load_model_config(BASE["model"])
-    times, mems = perf.profile_observations(
-        prof, catalog.model_arch(name, cfg), catalog.gpu_specs()["H100-SXM"]
+    name, cfg = models.load_model_config(BASE["model"])
+    times, mems = predictor.profile_observations(
+        prof, models.model_arch(name, cfg), gpu_table.gpu_specs()["H100-SXM"]
     )
     assert times == [] and len(mems) == 3  # its times include the all-reduce: not fitted
 
 
 def test_ddp_buckets_add_the_gradient_bytes_to_the_predicted_peak() -> None:
-    name, cfg = catalog.load_model_config("Qwen3-1.7B")
-    arch = catalog.model_arch(name, cfg)
-    model = perf.reference_model()
+    name, cfg = models.load_model_config("Qwen3-1.7B")
+    arch = models.model_arch(name, cfg)
+    model = predictor.reference_model()
     for method in ("lora", "full"):
         one = model.peak_gib(arch, _setup(method), "H100-SXM", 2)
         eight = model.peak_gib(arch, _setup(method), "H100-SXM", 2, world=8)
-        extra = perf.ddp_bucket_gib(arch, _setup(method))
+        extra = predictor.ddp_bucket_gib(arch, _setup(method))
         assert eight.value == pytest.approx(one.value + extra)
-    assert perf.ddp_bucket_gib(arch, _setup("lora")) < 0.2 < 2.0 < perf.ddp_bucket_gib(
+    assert predictor.ddp_bucket_gib(arch, _setup("lora")) < 0.2 < 2.0 < predictor.ddp_bucket_gib(
         arch, _setup("full"))

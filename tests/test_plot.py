@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from advisor.cli import main
-from advisor.errors import DataError, GacostError
-from advisor.estimate import SplitEstimate
-from advisor.plot import band_of, draw, plot_series
+from gacost.advisor.split_estimates import SplitEstimate
+from gacost.base.errors import DataError, GacostError
+from gacost.cli import main
+from gacost.reports.plot import band_of, draw, plot_series
 
 ROOT = Path(__file__).resolve().parent.parent
 SPLITS = ((1, 4), (2, 2), (4, 1))
@@ -97,7 +97,7 @@ def _files(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_recommend_plot_and_html(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    import advisor.commands.recommend as command
+    import gacost.commands.recommend as command
 
     drawn: list[list[str]] = []
     original = command.recommend_plot
@@ -145,7 +145,7 @@ def test_missing_matplotlib_is_a_clear_error(tmp_path: Path,
 
 def test_recommend_without_plot_does_not_import_matplotlib(tmp_path: Path) -> None:
     job, prices = _files(tmp_path)
-    code = ("import sys; from advisor.cli import main; "
+    code = ("import sys; from gacost.cli import main; "
             f"rc = main(['recommend', '--job', {str(job)!r}, '--prices', {str(prices)!r}]); "
             "assert rc == 0; assert 'matplotlib' not in sys.modules, 'imported'")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

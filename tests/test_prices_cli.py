@@ -13,12 +13,12 @@ import httpx
 import pytest
 from pricing_helpers import Router, catalog_text, forbid_network, isolate, json_reply
 
-from advisor.cli import main
-from advisor.commands.common import price_table
-from pricing import http
-from pricing.cache import PriceCache
-from pricing.fetch_azure import API_URL as AZURE_URL
-from pricing.fetch_skypilot import PRIMARY_BASE
+from gacost.cli import main
+from gacost.commands.inputs import price_table
+from gacost.pricing import http
+from gacost.pricing.cache import PriceCache
+from gacost.pricing.fetch_azure import API_URL as AZURE_URL
+from gacost.pricing.fetch_skypilot import PRIMARY_BASE
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "qwen3-1.7b-lora.yaml"
@@ -187,7 +187,7 @@ def test_bad_source_and_bad_env(
 def test_offline_prices_does_not_import_httpx(tmp_path: Path) -> None:
     code = (
         "import sys, io, contextlib\n"
-        "from advisor.cli import main\n"
+        "from gacost.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    rc = main(['prices', '--compare', 'T4'])\n"
         "print(rc, 'httpx' in sys.modules)\n"

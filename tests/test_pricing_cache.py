@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from pricing_helpers import NOW, isolate
 
-from advisor.errors import DataError
-from advisor.records import Offer
-from pricing import combine
-from pricing.cache import (
+from gacost.base.errors import DataError
+from gacost.base.records import Offer
+from gacost.pricing import combine
+from gacost.pricing.cache import (
     DEFAULT_MAX_AGE,
     PriceCache,
     cache_dir,
@@ -21,7 +21,7 @@ from pricing.cache import (
     parse_age,
     parse_timestamp,
 )
-from pricing.snapshot import PriceTable, read_offers_csv
+from gacost.pricing.snapshot import PriceTable, read_offers_csv
 
 STAMP = "2026-12-02T10:00:00Z"  # two hours before NOW
 T4 = ("T4", 1, 16, 4, 16)

@@ -8,10 +8,10 @@ import httpx
 import pytest
 from pricing_helpers import LoopbackServer, Router, context, fixture_text, isolate, send_body
 
-from advisor.errors import PricingError
-from pricing import fetch_aws
-from pricing.fetch_aws import BULK_URL, DUPLICATE_ROWS, NOT_GPU_FAMILY, NOT_LINUX_ON_DEMAND
-from pricing.http import FetchError
+from gacost.base.errors import PricingError
+from gacost.pricing import fetch_aws
+from gacost.pricing.fetch_aws import BULK_URL, DUPLICATE_ROWS, NOT_GPU_FAMILY, NOT_LINUX_ON_DEMAND
+from gacost.pricing.http import FetchError
 
 US_EAST_1 = BULK_URL.format(region="us-east-1")
 

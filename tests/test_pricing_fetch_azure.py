@@ -9,10 +9,10 @@ import httpx
 import pytest
 from pricing_helpers import Router, context, isolate, json_reply
 
-from advisor.errors import PricingError
-from pricing import fetch_azure
-from pricing.fetch_azure import API_URL, LOW_PRIORITY, NON_PRIMARY, UNKNOWN_SIZE, WINDOWS
-from pricing.http import FetchError
+from gacost.base.errors import PricingError
+from gacost.pricing import fetch_azure
+from gacost.pricing.fetch_azure import API_URL, LOW_PRIORITY, NON_PRIMARY, UNKNOWN_SIZE, WINDOWS
+from gacost.pricing.http import FetchError
 
 PAGE2 = "https://prices.azure.com:443/api/retail/prices"
 

@@ -17,8 +17,8 @@ from pricing_helpers import (
     stall,
 )
 
-from pricing import http
-from pricing.http import FetchError, get_json, get_text, request
+from gacost.pricing import http
+from gacost.pricing.http import FetchError, get_json, get_text, request
 
 URL = "https://api.example.test/prices"
 

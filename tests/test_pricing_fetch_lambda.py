@@ -8,9 +8,9 @@ import httpx
 import pytest
 from pricing_helpers import Router, context, isolate, json_reply
 
-from pricing import fetch_lambda
-from pricing.fetch_lambda import API_URL, NO_CAPACITY
-from pricing.http import FetchError
+from gacost.pricing import fetch_lambda
+from gacost.pricing.fetch_lambda import API_URL, NO_CAPACITY
+from gacost.pricing.http import FetchError
 
 
 @pytest.fixture(autouse=True)

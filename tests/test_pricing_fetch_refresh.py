@@ -10,13 +10,13 @@ import httpx
 import pytest
 from pricing_helpers import NOW, Router, catalog_text, fast_policy, isolate, json_reply
 
-from advisor.errors import PricingError, UnknownNameError
-from pricing.cache import PriceCache
-from pricing.fetch_azure import API_URL as AZURE_URL
-from pricing.fetch_skypilot import MIRROR_BASE, PRIMARY_BASE
-from pricing.fetch_vast import API_URL as VAST_URL
-from pricing.refresh import FAILED, FETCHED, FRESH, SKIPPED, Refresher, select_sources
-from pricing.snapshot import PriceTable, load_snapshot
+from gacost.base.errors import PricingError, UnknownNameError
+from gacost.pricing.cache import PriceCache
+from gacost.pricing.fetch_azure import API_URL as AZURE_URL
+from gacost.pricing.fetch_skypilot import MIRROR_BASE, PRIMARY_BASE
+from gacost.pricing.fetch_vast import API_URL as VAST_URL
+from gacost.pricing.refresh import FAILED, FETCHED, FRESH, SKIPPED, Refresher, select_sources
+from gacost.pricing.snapshot import PriceTable, load_snapshot
 
 DAY = timedelta(hours=24)
 

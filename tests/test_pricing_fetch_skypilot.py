@@ -8,10 +8,10 @@ import httpx
 import pytest
 from pricing_helpers import Router, catalog_text, context, isolate
 
-from pricing.fetch_skypilot import MIRROR_BASE, PRIMARY_BASE, SkyPilotCatalog, catalog_urls
-from pricing.http import FetchError
-from pricing.registry import FETCHERS
-from pricing.sources import SKYPILOT_CLOUDS, SOURCES
+from gacost.pricing.fetch_skypilot import MIRROR_BASE, PRIMARY_BASE, SkyPilotCatalog, catalog_urls
+from gacost.pricing.http import FetchError
+from gacost.pricing.registry import FETCHERS
+from gacost.pricing.sources import SKYPILOT_CLOUDS, SOURCES
 
 GITHUB = "raw.githubusercontent.com"
 S3 = "skypilot-catalog.s3.us-east-1.amazonaws.com"

@@ -10,10 +10,10 @@ import httpx
 import pytest
 from pricing_helpers import Router, context, isolate, json_reply
 
-from advisor.errors import PricingError
-from pricing import fetch_vast
-from pricing.fetch_vast import API_URL, BAD_OFFER, MERGED, UNRELIABLE
-from pricing.http import FetchError
+from gacost.base.errors import PricingError
+from gacost.pricing import fetch_vast
+from gacost.pricing.fetch_vast import API_URL, BAD_OFFER, MERGED, UNRELIABLE
+from gacost.pricing.http import FetchError
 
 
 @pytest.fixture(autouse=True)

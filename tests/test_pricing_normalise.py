@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-import csv
-from pathlib import Path
-
 import pytest
 
-from pricing.gpu_names import CANONICAL_GPUS, canonical_gpu
-
-GPUS_CSV = Path(__file__).resolve().parents[1] / "data" / "gpus.csv"
+from gacost.base.gpu_names import canonical_gpu, canonical_names
 
 
-def _datasheet_names() -> list[str]:
-    with GPUS_CSV.open(encoding="utf-8") as handle:
-        return [row["name"] for row in csv.DictReader(handle)]
-
-
-def test_canonical_list_matches_gpus_csv() -> None:
-    assert list(CANONICAL_GPUS) == _datasheet_names()
-
-
-@pytest.mark.parametrize("name", _datasheet_names())
+@pytest.mark.parametrize("name", canonical_names())
 def test_canonical_names_map_to_themselves(name: str) -> None:
     assert canonical_gpu(name) == name
 
@@ -130,7 +116,7 @@ def test_single_variant_gpus(raw: str, expected: str) -> None:
 )
 def test_unknown_gpus_get_a_stable_clean_name(spellings: list[str], expected: str) -> None:
     assert {canonical_gpu(s) for s in spellings} == {expected}
-    assert expected not in CANONICAL_GPUS
+    assert expected not in canonical_names()
 
 
 @pytest.mark.parametrize("raw", ["", "   ", "nan", "Inferentia", "Trainium2", "tpu-v4"])

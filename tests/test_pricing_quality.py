@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.records import Offer
-from pricing import quality
-from pricing.quality import QualityRules, check_offers, regional_medians
+from gacost.base.records import Offer
+from gacost.pricing import quality
+from gacost.pricing.quality import QualityRules, check_offers, regional_medians
 
 
 def offer(**fields: object) -> Offer:

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from advisor.errors import PricingError
-from advisor.records import Offer
-from pricing import skypilot
-from pricing.gpu_names import CANONICAL_GPUS
-from pricing.skypilot import ParseResult, parse_catalog
+from gacost.base.errors import PricingError
+from gacost.base.gpu_names import canonical_names
+from gacost.base.records import Offer
+from gacost.pricing import skypilot
+from gacost.pricing.skypilot import ParseResult, parse_catalog
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pricing"
 CLOUDS = ("aws", "azure", "gcp", "lambda", "runpod", "vast")
@@ -176,7 +176,7 @@ def test_lambda_runpod_vast_quirks() -> None:
 def test_gpu_names_are_canonical_where_a_datasheet_exists() -> None:
     names = {o.gpu for cloud in CLOUDS for o in parse(cloud).offers}
     assert {"T4", "L4", "A10G", "A100-40GB-SXM", "A100-80GB-PCIe", "H100-NVL"} <= names
-    unknown = names - set(CANONICAL_GPUS)
+    unknown = names - set(canonical_names())
     assert unknown == {"A40", "B200", "RTX-3060", "RTX-5090", "RTX-6000", "RTX-6000-ADA",
                        "RTX-PRO-6000-S"}  # fmt: skip
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from advisor.errors import DataError
-from advisor.records import Offer
-from pricing import build_snapshot
-from pricing.snapshot import (
+from gacost.base.errors import DataError
+from gacost.base.records import Offer
+from gacost.pricing import build_snapshot
+from gacost.pricing.snapshot import (
     HEADER,
     load_snapshot,
     read_offers_csv,
@@ -106,7 +106,7 @@ def test_corrupt_snapshot_names_file_row_and_column(
     with pytest.raises(DataError, match=message) as caught:
         read_offers_csv(path)
     assert str(path) in str(caught.value)
-    assert "pricing.build_snapshot" in str(caught.value)  # the fix hint
+    assert "gacost.pricing.build_snapshot" in str(caught.value)  # the fix hint
 
 
 def test_missing_file_is_a_data_error(tmp_path: Path) -> None:

@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from advisor.errors import DataError
-from advisor.profile import (
+from gacost.advisor.recommend import reference_profiles
+from gacost.base.atomic import write_atomic
+from gacost.base.errors import DataError
+from gacost.base.profile import (
     Profile,
     SplitResult,
     Workload,
     profile_to_dict,
     read_profile,
-    write_atomic,
     write_profile,
 )
-from advisor.recommend import reference_profiles
 
 WL = Workload("Qwen/Qwen3-1.7B", "lora", 16, 32.0, "all-linear", 512, "bf16", True, 4)
 

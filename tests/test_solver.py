@@ -7,10 +7,10 @@ import itertools
 import pandas as pd
 import pytest
 
-from advisor.errors import InfeasibleError
-from advisor.estimate import SplitEstimate
-from advisor.records import Offer
-from advisor.solver import Constraints, best_per_offer, enumerate_plans, rank, run_cost
+from gacost.advisor.planner import Constraints, best_per_offer, enumerate_plans, rank, run_cost
+from gacost.advisor.split_estimates import SplitEstimate
+from gacost.base.errors import InfeasibleError
+from gacost.base.records import Offer
 
 
 def _est(gpu: str, m: int, k: int, s: float | None, fits: bool = True) -> SplitEstimate:

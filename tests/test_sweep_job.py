@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from advisor.errors import JobSpecError
-from advisor.job import load_job, parse_job
+from gacost.base.errors import JobSpecError
+from gacost.base.job import load_job, parse_job
 
 ROOT = Path(__file__).resolve().parent.parent
 JOBS = Path(__file__).parent / "fixtures" / "jobs"
@@ -90,7 +90,7 @@ def test_grid_count_is_the_product() -> None:
 )
 def test_cli_reports_bad_sweeps_on_one_line(name: str, message: str) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "advisor.cli", "budget", "--job", str(JOBS / "invalid" / name)],
+        [sys.executable, "-m", "gacost.cli", "budget", "--job", str(JOBS / "invalid" / name)],
         capture_output=True, text=True, cwd=ROOT, timeout=60,
     )
     assert result.returncode == 2

@@ -1,1 +1,0 @@
-"""One module per ``gacost`` subcommand: ``register(subparsers)`` and ``run(args) -> str``."""

@@ -1,0 +1,117 @@
+"""Peak GPU memory of one micro-step: pure functions of the setup, ``m`` and two fitted terms.
+
+``peak_reserved = static + alpha * A_tok * T + loss_tok * T + frag * static + slack``, what the
+PyTorch caching allocator reserves (``torch.cuda.max_memory_reserved``), with
+
+* ``static``: frozen weights (bf16/fp16 2 B, fp32 4 B, QLoRA NF4 decoder + fp32 embeddings
+  and LM head) plus the trainable part at 16 B/param (fp32 adapter, gradient, Adam m and v),
+* ``A_tok``: activation bytes per token; with gradient checkpointing the bf16 input of every
+  decoder layer plus twice the working set of the one layer being recomputed and
+  back-propagated; without, every layer's working set,
+* ``loss_tok``: TRL >= 1.7's chunked NLL keeps only hidden-size buffers per token; a full loss
+  materialises the logits (2 B), their fp32 copy (4 B) and fp32 gradient (4 B) per vocab entry,
+* ``frag``: allocator fragmentation of the static part (2.5 %, from reserved - allocated on
+  the H200 runs),
+* fitted: ``alpha`` (activation scale, global) and ``slack`` (GiB, per software stack).
+
+The device also holds the CUDA context (:data:`CUDA_CONTEXT_GIB`), outside torch's counters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gacost.advisor.time_model import QLORA_BYTES_PER_PARAM, TrainSetup, trainable_params
+from gacost.base.records import GIB, ModelArch
+
+CUDA_CONTEXT_GIB = 0.5
+FRAGMENTATION = 0.025
+TRAINABLE_BYTES_LORA = 16.0  # fp32 param + grad + Adam m, v
+DEFAULT_ACTIVATION_SCALE = 1.0
+DEFAULT_SLACK_GIB = 0.25
+
+
+@dataclass(frozen=True)
+class MemoryCosts:
+    """The memory terms of one setup on one model, in bytes."""
+
+    static_bytes: float
+    activation_bytes_per_token: float
+    loss_bytes_per_token: float
+    sequence_length: int
+
+
+@dataclass(frozen=True)
+class MemParams:
+    """The fitted parameters of the memory model."""
+
+    activation_scale: float = DEFAULT_ACTIVATION_SCALE
+    slack_gib: float = DEFAULT_SLACK_GIB
+
+
+def act_bytes(setup: TrainSetup) -> float:
+    """Bytes of one activation element."""
+    return 4.0 if setup.precision == "fp32" else 2.0
+
+
+def layer_working_set_per_token(arch: ModelArch, setup: TrainSetup) -> float:
+    """Bytes per token that one decoder layer keeps for its backward (SwiGLU, SDPA attention).
+
+    Norm inputs, q/k/v/o inputs and outputs, gate/up/act/down-input of the MLP:
+    ``5h + 2h_q + 2h_kv + 4f`` elements.
+    """
+    h, f = arch.hidden_size, arch.intermediate_size
+    hq = arch.num_attention_heads * arch.head_dim
+    hkv = arch.num_key_value_heads * arch.head_dim
+    return act_bytes(setup) * (5 * h + 2 * hq + 2 * hkv + 4 * f)
+
+
+def weight_bytes(arch: ModelArch, setup: TrainSetup) -> float:
+    """Bytes of the frozen weights as stored on the GPU."""
+    if setup.method == "qlora":
+        n_dec = arch.num_hidden_layers * arch.layer_linear_params
+        return n_dec * QLORA_BYTES_PER_PARAM + (arch.total_params - n_dec) * 4.0
+    if setup.method == "full" and setup.precision == "fp16":
+        return arch.total_params * 4.0  # fp16 AMP keeps fp32 master weights
+    return arch.total_params * (4.0 if setup.precision == "fp32" else 2.0)
+
+
+def trainable_bytes(arch: ModelArch, setup: TrainSetup) -> float:
+    """Bytes of the trainable state (parameters, gradients, optimizer moments)."""
+    n = float(trainable_params(arch, setup))
+    if setup.method == "full":
+        per = 12.0 if setup.precision == "fp16" or setup.precision == "fp32" else 6.0
+        return n * per  # grad + Adam m, v in the parameter dtype (weights counted already)
+    return n * TRAINABLE_BYTES_LORA
+
+
+def memory_costs(arch: ModelArch, setup: TrainSetup) -> MemoryCosts:
+    """The memory terms of ``setup`` on ``arch``."""
+    layer = layer_working_set_per_token(arch, setup)
+    if setup.gradient_checkpointing:
+        acts = arch.num_hidden_layers * arch.hidden_size * act_bytes(setup) + 2 * layer
+    else:
+        acts = arch.num_hidden_layers * layer
+    if setup.chunked_loss:
+        loss = 6.0 * arch.hidden_size  # fp32 grad of the hidden state + bf16 copy
+    else:
+        loss = 10.0 * arch.vocab_size  # bf16 logits, fp32 copy, fp32 gradient
+    return MemoryCosts(
+        static_bytes=weight_bytes(arch, setup) + trainable_bytes(arch, setup),
+        activation_bytes_per_token=acts,
+        loss_bytes_per_token=loss,
+        sequence_length=setup.sequence_length,
+    )
+
+
+def peak_reserved_gib(costs: MemoryCosts, params: MemParams, m: int) -> float:
+    """Peak memory the allocator reserves in a micro-step of ``m`` sequences (GiB)."""
+    tokens = m * costs.sequence_length
+    per_token = params.activation_scale * costs.activation_bytes_per_token
+    dynamic = tokens * (per_token + costs.loss_bytes_per_token)
+    return (costs.static_bytes * (1.0 + FRAGMENTATION) + dynamic) / GIB + params.slack_gib
+
+
+def peak_device_gib(costs: MemoryCosts, params: MemParams, m: int) -> float:
+    """Peak GPU memory including the CUDA context (GiB): what must fit on the card."""
+    return peak_reserved_gib(costs, params, m) + CUDA_CONTEXT_GIB

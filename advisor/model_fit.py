@@ -1,0 +1,535 @@
+"""Fit the time and memory models to measurements: MAP least squares with documented priors.
+
+Every parameter has a prior (log-normal for positive scales, normal for the memory slack).
+The fit minimises the measurement residuals (log seconds over their noise; GiB over theirs)
+plus the prior residuals with ``scipy.optimize.least_squares``; parameters the data do not
+constrain stay at their prior. The posterior covariance (Gauss-Newton, scaled up by the
+residual chi-square when it exceeds its degrees of freedom) gives every prediction a band.
+Pure functions: no I/O, no torch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from gacost.advisor import memory_model, time_model
+from gacost.advisor.memory_model import MemoryCosts, MemParams
+from gacost.advisor.time_model import GpuRates, TimeParams, WorkCosts
+from gacost.base import gpu_table
+
+Vec = npt.NDArray[np.float64]
+
+Z90 = 1.6448536269514722  # two-sided 90 % band
+TIME_NOISE = 0.05  # log sd of a median s/update without a CI (published, unknown protocol)
+NOISE_GPU = 0.015  # run-to-run log sd of a GPU-bound split (H200 repeats: 0.2-2 %)
+NOISE_HOST = 0.085  # extra run-to-run log sd of a host-bound split (H200 repeats: 5-10 %)
+MEM_NOISE_FRAC = 0.02  # relative sd of a predicted peak beyond the fitted terms
+MEM_NOISE_GIB = 0.05
+
+
+@dataclass(frozen=True)
+class Prior:
+    """A prior: log-normal (``sd`` in natural-log units) or normal (``log=False``)."""
+
+    center: float
+    sd: float
+    log: bool = True
+    why: str = ""
+
+    @property
+    def mean(self) -> float:
+        """The prior mean in fit coordinates."""
+        return math.log(self.center) if self.log else self.center
+
+    def value(self, x: float) -> float:
+        """The parameter value of fit coordinate ``x``."""
+        return math.exp(x) if self.log else x
+
+
+# Achievable dense-matmul fraction of the datasheet tensor rate scales the stack efficiency
+# across GPUs; it comes from the GPU table's ``matmul_fraction`` column (sourced per row).
+# GPUs without a published figure take this default with a wider prior.
+DEFAULT_MATMUL_FRACTION = 0.75
+
+
+def matmul_fraction(gpu: str) -> float | None:
+    """The GPU table's sustained matmul fraction of ``gpu``, None when it has none."""
+    spec = gpu_table.gpu_specs().get(gpu)
+    return None if spec is None else spec.matmul_fraction
+
+
+TIME_PRIORS: dict[str, Prior] = {
+    "stack_eff": Prior(0.45, 0.5, why="HF/TRL LoRA share of the achievable matmul rate"),
+    "tau": Prior(1e-3, 0.7, why="fixed GPU time per layer and micro-step at full efficiency"),
+    "host_base": Prior(0.013, 0.5, why="host/launch s per layer and micro-step (H200 host)"),
+    "host_dev": Prior(1.0, 0.3, why="one GPU's host relative to host_base (CPU, VM, stack)"),
+    "gpu_eff": Prior(1.0, 0.25, why="GPU deviation from its matmul-fraction scaling"),
+    "gpu_eff_unlisted": Prior(1.0, 0.35, why="as gpu_eff, GPU without a matmul fraction"),
+}
+MEM_PRIORS: dict[str, Prior] = {
+    "act_scale": Prior(1.0, 0.25, why="scale of the analytic activation bytes per token"),
+    "slack": Prior(0.25, 0.6, log=False, why="GiB the stack reserves beyond the model terms"),
+}
+
+
+@dataclass(frozen=True)
+class MapResult:
+    """A MAP fit: coordinates, covariance and the residual statistics."""
+
+    x: Vec
+    cov: Vec
+    data_residuals: Vec
+    scale: float
+    dof: float
+
+
+def map_fit(
+    priors: Sequence[Prior], data_residuals: Callable[[Vec], Vec], n_data: int
+) -> MapResult:
+    """Minimise data residuals (already divided by their sd) plus prior residuals."""
+    from scipy.optimize import least_squares
+
+    mean = np.array([p.mean for p in priors])
+    sd = np.array([p.sd for p in priors])
+
+    def fun(x: Vec) -> Vec:
+        return np.concatenate([data_residuals(x), (x - mean) / sd])
+
+    res = least_squares(fun, mean.copy(), method="trf", x_scale=sd, xtol=1e-10, ftol=1e-10)
+    x = np.asarray(res.x, dtype=np.float64)
+    jac = np.asarray(res.jac, dtype=np.float64)
+    cov = np.asarray(np.linalg.pinv(jac.T @ jac), dtype=np.float64)
+    r = data_residuals(x)
+    jd = jac[:n_data]
+    n_eff = float(np.trace(jd @ cov @ jd.T)) if n_data else 0.0
+    dof = n_data - n_eff
+    chi2 = float(r @ r)
+    scale = max(1.0, chi2 / dof) if dof > 0.5 else 1.0
+    return MapResult(x, cov, r, scale, dof)
+
+
+@dataclass(frozen=True)
+class Band:
+    """A central value with a 90 % band."""
+
+    value: float
+    low: float
+    high: float
+
+
+# --- time ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TimeObservation:
+    """One measured split: seconds per update with its log-space noise."""
+
+    gpu: str
+    costs: WorkCosts
+    rates: GpuRates
+    m: int
+    k: int
+    seconds: float
+    sigma: float
+    label: str
+
+
+@dataclass(frozen=True)
+class TimeQuery:
+    """One split to predict."""
+
+    gpu: str
+    costs: WorkCosts
+    rates: GpuRates
+    m: int
+    k: int
+
+
+def _gpu_eff_prior(gpu: str) -> Prior:
+    return TIME_PRIORS["gpu_eff" if matmul_fraction(gpu) is not None else "gpu_eff_unlisted"]
+
+
+TIME_GLOBALS = ("stack_eff", "tau", "host_base")
+
+
+def time_param_names(gpu: str) -> tuple[str, ...]:
+    """The parameter names one GPU's prediction depends on."""
+    return (*TIME_GLOBALS, f"gpu_eff:{gpu}", f"host_dev:{gpu}")
+
+
+def time_prior(name: str) -> Prior:
+    """The prior of a time parameter name."""
+    if name.startswith("gpu_eff:"):
+        return _gpu_eff_prior(name.split(":", 1)[1])
+    return TIME_PRIORS[name.split(":", 1)[0]]
+
+
+def _time_params(gpu: str, values: Sequence[float]) -> TimeParams:
+    stack, tau, host_base, gpu_eff, host_dev = values
+    frac = matmul_fraction(gpu) or DEFAULT_MATMUL_FRACTION
+    return TimeParams(host_s_per_layer=host_base * host_dev, efficiency=stack * frac * gpu_eff,
+                      kernel_s_per_layer=tau, overlap=time_model.OVERLAP_P)
+
+
+def run_noise(share: float) -> float:
+    """Run-to-run log sd of a median s/update whose micro-steps are ``share`` host-bound."""
+    return math.hypot(NOISE_GPU, NOISE_HOST * share)
+
+
+def _obs_sigma(o: TimeObservation, params: TimeParams) -> float:
+    share = time_model.host_share(o.costs, o.rates, params, o.m)
+    return math.hypot(o.sigma, NOISE_HOST * share)
+
+
+def _log_seconds(o: TimeObservation, params: TimeParams) -> float:
+    return math.log(time_model.update_seconds(o.costs, o.rates, params, o.m, o.k))
+
+
+@dataclass(frozen=True)
+class ParamReport:
+    """One parameter after a fit: value, 90 % band and what informed it."""
+
+    name: str
+    value: float
+    low: float
+    high: float
+    prior: float
+    fitted_on: tuple[str, ...]
+
+    @property
+    def fitted(self) -> bool:
+        """Whether any measurement informed the parameter (else it is its prior)."""
+        return bool(self.fitted_on)
+
+
+@dataclass(frozen=True)
+class _Fit:
+    names: tuple[str, ...]
+    priors: tuple[Prior, ...]
+    result: MapResult
+    labels: tuple[str, ...]
+    prior_of: Callable[[str], Prior]
+    informed: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def index(self) -> dict[str, int]:
+        return {n: i for i, n in enumerate(self.names)}
+
+    def distribution(self, names: Sequence[str]) -> tuple[Vec, Vec, tuple[Prior, ...]]:
+        """Mean and covariance (fit coordinates) of ``names``; unfitted ones at their prior."""
+        idx = self.index()
+        pri = tuple(self.prior_of(n) for n in names)
+        mean = np.array([self.result.x[idx[n]] if n in idx else p.mean
+                         for n, p in zip(names, pri, strict=True)])
+        cov = np.zeros((len(names), len(names)))
+        for a, na in enumerate(names):
+            for b, nb in enumerate(names):
+                if na in idx and nb in idx:
+                    cov[a, b] = self.result.scale * self.result.cov[idx[na], idx[nb]]
+            if na not in idx:
+                cov[a, a] = pri[a].sd ** 2
+        return mean, cov, pri
+
+    def reports(self) -> list[ParamReport]:
+        out = []
+        for i, (n, p) in enumerate(zip(self.names, self.priors, strict=True)):
+            x = self.result.x[i]
+            sd = math.sqrt(max(self.result.scale * self.result.cov[i, i], 0.0))
+            out.append(ParamReport(n, p.value(x), p.value(x - Z90 * sd), p.value(x + Z90 * sd),
+                                   p.center, self.informed.get(n, ())))
+        return out
+
+
+def _fit(
+    names: Sequence[str],
+    prior_of: Callable[[str], Prior],
+    labels: Sequence[str],
+    residual_of: Callable[[dict[str, float]], Vec],
+    fixed: Collection[str],
+) -> _Fit:
+    """MAP fit of the parameters ``names`` not in ``fixed`` (those stay at their prior)."""
+    free = tuple(n for n in names if n not in fixed)
+    held = {n: prior_of(n).center for n in names if n in fixed}
+    priors = tuple(prior_of(n) for n in free)
+
+    def resid(x: Vec) -> Vec:
+        values = dict(held)
+        values.update({n: p.value(float(v)) for n, p, v in zip(free, priors, x, strict=True)})
+        return residual_of(values)
+
+    result = map_fit(priors, resid, len(labels))
+    jac = _jacobian(resid, result.x)
+    informed = _informed(free, priors, labels, result, jac)
+    return _Fit(free, priors, result, tuple(labels), prior_of, informed)
+
+
+def _informed(names: Sequence[str], priors: Sequence[Prior], labels: Sequence[str],
+              result: MapResult, jac: Vec) -> dict[str, tuple[str, ...]]:
+    """Per parameter, the observations that moved it: it must be constrained (posterior sd
+    below 80 % of the prior sd) and the observation sensitive to it."""
+    out: dict[str, tuple[str, ...]] = {}
+    for j, (n, p) in enumerate(zip(names, priors, strict=True)):
+        post = math.sqrt(max(result.cov[j, j], 0.0))
+        if post > 0.8 * p.sd:
+            continue
+        col = np.abs(jac[:, j]) * p.sd
+        out[n] = tuple(lab for lab, c in zip(labels, col, strict=True) if c > 0.1)
+    return out
+
+
+def _jacobian(fun: Callable[[Vec], Vec], x: Vec, eps: float = 1e-6) -> Vec:
+    base = fun(x)
+    cols = []
+    for j in range(len(x)):
+        step = np.zeros_like(x)
+        step[j] = eps
+        cols.append((fun(x + step) - base) / eps)
+    return np.array(cols).T if cols else np.zeros((len(base), 0))
+
+
+@dataclass(frozen=True)
+class TimeFit:
+    """The time model fitted to observations."""
+
+    fit: _Fit
+
+    def params(self, gpu: str) -> TimeParams:
+        """Central parameters for ``gpu`` (its prior where no profile informed it)."""
+        mean, _, pri = self.fit.distribution(time_param_names(gpu))
+        return _time_params(gpu, [p.value(x) for p, x in zip(pri, mean, strict=True)])
+
+    def has_data(self, gpu: str) -> bool:
+        """Whether any observation on ``gpu`` was fitted."""
+        return f"host_dev:{gpu}" in self.fit.names
+
+    def predict(self, gpu: str, costs: WorkCosts, rates: GpuRates, m: int, k: int) -> Band:
+        """Seconds per update with a 90 % band (fit covariance, priors, run-to-run noise)."""
+        centre, cov = self.joint([TimeQuery(gpu, costs, rates, m, k)])
+        sd = math.sqrt(float(cov[0, 0]))
+        c = float(centre[0])
+        return Band(math.exp(c), math.exp(c - Z90 * sd), math.exp(c + Z90 * sd))
+
+    def joint(self, queries: Sequence[TimeQuery]) -> tuple[Vec, Vec]:
+        """Log seconds of several predictions and their joint covariance (shared parameters
+        correlate them; the run-to-run noise does not)."""
+        names = tuple(dict.fromkeys(n for q in queries for n in time_param_names(q.gpu)))
+        mean, cov, pri = self.fit.distribution(names)
+        pos = {n: i for i, n in enumerate(names)}
+        sel = [[pos[n] for n in time_param_names(q.gpu)] for q in queries]
+
+        def log_t(x: Vec) -> Vec:
+            values = [p.value(float(v)) for p, v in zip(pri, x, strict=True)]
+            return np.array([
+                math.log(time_model.update_seconds(
+                    q.costs, q.rates, _time_params(q.gpu, [values[i] for i in s]), q.m, q.k))
+                for q, s in zip(queries, sel, strict=True)
+            ])
+
+        centre = log_t(mean)
+        grad = _jacobian(log_t, mean)
+        values = [p.value(float(v)) for p, v in zip(pri, mean, strict=True)]
+        noise = np.array([
+            run_noise(time_model.host_share(
+                q.costs, q.rates, _time_params(q.gpu, [values[i] for i in s]), q.m))
+            for q, s in zip(queries, sel, strict=True)
+        ])
+        out = grad @ cov @ grad.T + np.diag(self.fit.result.scale * noise**2)
+        return centre, np.asarray(out, dtype=np.float64)
+
+    def reports(self) -> list[ParamReport]:
+        """Every fitted parameter with its band and the observations that informed it."""
+        return self.fit.reports()
+
+    @property
+    def scale(self) -> float:
+        """Residual chi-square per degree of freedom (at least 1)."""
+        return self.fit.result.scale
+
+
+def _prior_lookup(
+    default: Callable[[str], Prior], overrides: Mapping[str, Prior] | None
+) -> Callable[[str], Prior]:
+    table = dict(overrides or {})
+
+    def prior_of(name: str) -> Prior:
+        return table[name] if name in table else default(name)
+
+    return prior_of
+
+
+def fit_time(
+    observations: Sequence[TimeObservation],
+    priors: Mapping[str, Prior] | None = None,
+    fixed: Collection[str] = (),
+) -> TimeFit:
+    """Fit the time model: global ``stack_eff``, ``tau``, ``host_base``; per GPU ``gpu_eff``
+    and ``host_dev``.
+
+    ``priors`` overrides priors by name; ``fixed`` names stay at their prior centre (their
+    prior sd still widens the bands).
+    """
+    gpus = sorted({o.gpu for o in observations})
+    names = (*TIME_GLOBALS, *(f"gpu_eff:{g}" for g in gpus), *(f"host_dev:{g}" for g in gpus))
+    meas = np.array([math.log(o.seconds) for o in observations])
+    prior_of = _prior_lookup(time_prior, priors)
+    labels = [o.label for o in observations]
+    centre = {n: prior_of(n).center for n in names}
+    fitted: _Fit | None = None
+    for _ in range(2):  # weights from the host share at the prior, then at the first fit
+        sig = np.array([_obs_sigma(o, _time_params(o.gpu, [centre[n] for n in
+                                                           time_param_names(o.gpu)]))
+                        for o in observations])
+
+        def resid(values: dict[str, float], sig: Vec = sig) -> Vec:
+            pred = np.array([
+                _log_seconds(o, _time_params(o.gpu, [values[n] for n in time_param_names(o.gpu)]))
+                for o in observations
+            ])
+            return np.asarray((pred - meas) / sig, dtype=np.float64)
+
+        fitted = _fit(names, prior_of, labels, resid, fixed)
+        centre.update({n: p.value(float(x)) for n, p, x in
+                       zip(fitted.names, fitted.priors, fitted.result.x, strict=True)})
+    assert fitted is not None
+    return TimeFit(fitted)
+
+
+# --- memory --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemObservation:
+    """One measured peak (``torch.cuda.max_memory_reserved``, GiB)."""
+
+    gpu: str
+    costs: MemoryCosts
+    m: int
+    reserved_gib: float
+    label: str
+    k: int = 0
+
+    @property
+    def sigma(self) -> float:
+        """Noise of the measured peak (GiB)."""
+        return max(MEM_NOISE_GIB, MEM_NOISE_FRAC * self.reserved_gib)
+
+
+def mem_param_names(gpu: str) -> tuple[str, str]:
+    """The parameter names one GPU's memory prediction depends on."""
+    return ("act_scale", f"slack:{gpu}")
+
+
+def mem_prior(name: str) -> Prior:
+    """The prior of a memory parameter name."""
+    return MEM_PRIORS[name.split(":", 1)[0]]
+
+
+def _mem_params(values: Sequence[float]) -> MemParams:
+    return MemParams(activation_scale=values[0], slack_gib=values[1])
+
+
+@dataclass(frozen=True)
+class MemFit:
+    """The memory model fitted to observations."""
+
+    fit: _Fit
+
+    def params(self, gpu: str) -> MemParams:
+        """Central parameters for ``gpu`` (prior slack where no profile informed it)."""
+        mean, _, pri = self.fit.distribution(mem_param_names(gpu))
+        return _mem_params([p.value(x) for p, x in zip(pri, mean, strict=True)])
+
+    def predict(self, gpu: str, costs: MemoryCosts, m: int) -> Band:
+        """Peak reserved GiB with a 90 % band."""
+        mean, cov, pri = self.fit.distribution(mem_param_names(gpu))
+
+        def peak(x: Vec) -> float:
+            values = [p.value(float(v)) for p, v in zip(pri, x, strict=True)]
+            return memory_model.peak_reserved_gib(costs, _mem_params(values), m)
+
+        centre = peak(mean)
+        grad = np.array([(peak(mean + d) - centre) / 1e-6 for d in np.eye(len(mean)) * 1e-6])
+        noise = max(MEM_NOISE_GIB, MEM_NOISE_FRAC * centre)
+        sd = math.sqrt(float(grad @ cov @ grad) + noise**2)
+        return Band(centre, centre - Z90 * sd, centre + Z90 * sd)
+
+    def reports(self) -> list[ParamReport]:
+        """Every fitted parameter with its band and the observations that informed it."""
+        return self.fit.reports()
+
+
+def fit_memory(
+    observations: Sequence[MemObservation],
+    priors: Mapping[str, Prior] | None = None,
+    fixed: Collection[str] = (),
+) -> MemFit:
+    """Fit the memory model: global ``act_scale``, per GPU (software stack) ``slack``."""
+    gpus = sorted({o.gpu for o in observations})
+    names = ("act_scale", *(f"slack:{g}" for g in gpus))
+    meas = np.array([o.reserved_gib for o in observations])
+    sig = np.array([o.sigma for o in observations])
+
+    def resid(values: dict[str, float]) -> Vec:
+        pred = np.array([
+            memory_model.peak_reserved_gib(
+                o.costs, _mem_params([values[n] for n in mem_param_names(o.gpu)]), o.m)
+            for o in observations
+        ])
+        return np.asarray((pred - meas) / sig, dtype=np.float64)
+
+    prior_of = _prior_lookup(mem_prior, priors)
+    labels = [o.label for o in observations]
+    return MemFit(_fit(names, prior_of, labels, resid, fixed))
+
+
+# --- leave-one-out -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LooRow:
+    """A held-out measurement and its prediction from a fit without it."""
+
+    label: str
+    measured: float
+    predicted: float
+    low: float
+    high: float
+
+    @property
+    def rel_error(self) -> float:
+        """(predicted - measured) / measured."""
+        return (self.predicted - self.measured) / self.measured
+
+    @property
+    def covered(self) -> bool:
+        """Whether the measurement lies inside the 90 % band."""
+        return self.low <= self.measured <= self.high
+
+
+def loo_time(observations: Sequence[TimeObservation],
+             held: Sequence[int] | None = None) -> list[LooRow]:
+    """Refit without each held-out observation (default: every one) and predict it."""
+    rows = []
+    for i in held if held is not None else range(len(observations)):
+        o = observations[i]
+        rest = [x for j, x in enumerate(observations) if j != i]
+        band = fit_time(rest).predict(o.gpu, o.costs, o.rates, o.m, o.k)
+        rows.append(LooRow(o.label, o.seconds, band.value, band.low, band.high))
+    return rows
+
+
+def loo_memory(observations: Sequence[MemObservation],
+               held: Sequence[int] | None = None) -> list[LooRow]:
+    """Refit without each held-out peak and predict it."""
+    rows = []
+    for i in held if held is not None else range(len(observations)):
+        o = observations[i]
+        rest = [x for j, x in enumerate(observations) if j != i]
+        band = fit_memory(rest).predict(o.gpu, o.costs, o.m)
+        rows.append(LooRow(o.label, o.reserved_gib, band.value, band.low, band.high))
+    return rows
+

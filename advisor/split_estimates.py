@@ -1,0 +1,193 @@
+"""Seconds per update and peak memory for every candidate GPU x split, with 90 % bands.
+
+Measured figures come from matching profiles; everything else from the fitted model in
+:mod:`advisor.perf` (fitted to every reference profile and the caller's). The result is a
+flat table of :class:`SplitEstimate` records the solver consumes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from gacost.advisor import predictor, time_model
+from gacost.advisor.model_fit import TIME_NOISE, Z90
+from gacost.base.profile import TIMED, Profile, SplitResult, Workload
+from gacost.base.records import GpuSpec, ModelArch
+
+Source = Literal["measured", "predicted"]
+
+
+@dataclass(frozen=True)
+class SplitEstimate:
+    """Time and memory of one split on one GPU, whether it fits, and 90 % bands."""
+
+    gpu: str
+    micro_batch: int
+    grad_accum: int
+    seconds_per_update: float | None
+    time_source: Source
+    peak_gib: float | None
+    memory_source: Source
+    usable_gib: float
+    fits: bool
+    note: str = ""
+    seconds_low: float | None = None
+    seconds_high: float | None = None
+    peak_low_gib: float | None = None
+    peak_high_gib: float | None = None
+    basis: str = ""
+    world_size: int = 1  # GPUs of one data-parallel run (micro_batch is per GPU)
+
+    @property
+    def headroom_gib(self) -> float | None:
+        """Usable memory left at the peak (negative: does not fit)."""
+        return None if self.peak_gib is None else self.usable_gib - self.peak_gib
+
+    @property
+    def headroom_frac(self) -> float | None:
+        """Headroom as a fraction of the usable memory."""
+        room = self.headroom_gib
+        return None if room is None or self.usable_gib <= 0 else room / self.usable_gib
+
+    @property
+    def memory_tight(self) -> bool:
+        """Kept, but the upper end of the peak band exceeds the usable memory."""
+        return self.fits and self.peak_high_gib is not None and self.peak_high_gib > self.usable_gib
+
+    @property
+    def seconds_band(self) -> tuple[float, float] | None:
+        """(low, high) seconds per update, when known."""
+        if self.seconds_low is None or self.seconds_high is None:
+            return None
+        return self.seconds_low, self.seconds_high
+
+
+@dataclass(frozen=True)
+class SkippedGpu:
+    """A candidate GPU that cannot run the job at all, and why."""
+
+    gpu: str
+    reason: str
+
+
+def matching_profiles(
+    profiles: Iterable[Profile], workload: Workload
+) -> tuple[list[Profile], list[tuple[Profile, str]]]:
+    """Split profiles into those for this workload and the rest (with what differs)."""
+    match, other = [], []
+    for p in profiles:
+        if p.fingerprint == workload.fingerprint():
+            match.append(p)
+        else:
+            mine, theirs = vars(workload), vars(p.workload)
+            diff = [
+                f"{k} {theirs[k]!r} vs job {mine[k]!r}"
+                for k in mine
+                if k != "effective_batch" and str(mine[k]).lower() != str(theirs[k]).lower()
+            ]
+            other.append((p, "; ".join(diff) or "fingerprint differs"))
+    return match, other
+
+
+def estimate_splits(
+    arch: ModelArch,
+    setup: predictor.TrainSetup,
+    gpus: Sequence[GpuSpec],
+    splits: Sequence[tuple[int, int]],
+    profiles: Sequence[Profile],
+    vram_margin: float,
+    model: predictor.FittedModel | None = None,
+    world: int = 1,
+) -> tuple[list[SplitEstimate], list[SkippedGpu]]:
+    """Estimate every split on every GPU; ``profiles`` must already match the workload.
+
+    ``model``: the fitted model to predict with (default: fitted to the reference profiles
+    and ``profiles``). ``world``: GPUs per data-parallel run (splits are per GPU); only
+    profiles measured on that many GPUs count as measurements.
+    """
+    if model is None:
+        model = predictor.fitted_model([*predictor.reference_profiles(), *profiles], archs=[arch])
+    out: list[SplitEstimate] = []
+    skipped: list[SkippedGpu] = []
+    precision = time_model.work_costs(arch, setup).compute_precision
+    for gpu in gpus:
+        if setup.precision == "bf16" and not gpu.bf16_supported:
+            skipped.append(SkippedGpu(gpu.name, "no bf16 support (use precision: fp16)"))
+            continue
+        measured = [p for p in profiles if p.gpu == gpu.name and p.gpu_count == world]
+        usable = gpu.memory_gib * (1.0 - vram_margin)
+        if not measured and time_model.gpu_rates(gpu, precision) is None:
+            skipped.append(SkippedGpu(gpu.name, "no tensor rate in the GPU specs; calibrate it"))
+            continue
+        out.extend(
+            replace(_one(arch, setup, gpu, m, k, measured, usable, model, world), world_size=world)
+            for m, k in splits
+        )
+    return out, skipped
+
+
+def _measured_band(r: SplitResult) -> tuple[float, float]:
+    assert r.seconds_per_update is not None
+    if r.ci_low_s and r.ci_high_s and r.ci_low_s <= r.seconds_per_update <= r.ci_high_s:
+        return r.ci_low_s, r.ci_high_s
+    f = math.exp(Z90 * TIME_NOISE)
+    return r.seconds_per_update / f, r.seconds_per_update * f
+
+
+def _one(
+    arch: ModelArch,
+    setup: predictor.TrainSetup,
+    gpu: GpuSpec,
+    m: int,
+    k: int,
+    measured: Sequence[Profile],
+    usable: float,
+    model: predictor.FittedModel,
+    world: int,
+) -> SplitEstimate:
+    mem = model.peak_gib(arch, setup, gpu.name, m, world)
+    for p in measured:
+        result = p.split(m, k)
+        if result is None:
+            continue
+        if result.status in TIMED:
+            lo, hi = _measured_band(result)
+            peak = result.peak_reserved_gib
+            if peak is None:  # no measured peak: the model's
+                return SplitEstimate(
+                    gpu.name, m, k, result.seconds_per_update, "measured", mem.value,
+                    "predicted", usable, mem.value <= usable, note=p.source,
+                    seconds_low=lo, seconds_high=hi, peak_low_gib=mem.low,
+                    peak_high_gib=mem.high, basis=f"measured ({p.source})",
+                )
+            peak += predictor.CUDA_CONTEXT_GIB
+            return SplitEstimate(
+                gpu.name, m, k, result.seconds_per_update, "measured",
+                peak, "measured", usable, True, note=p.source,
+                seconds_low=lo, seconds_high=hi, peak_low_gib=peak, peak_high_gib=peak,
+                basis=f"measured ({p.source})",
+            )
+        if result.status in ("oom", "skipped") and p.vram_limit_gib is None:
+            why = "out of memory in calibration" if result.status == "oom" else (
+                "above the measured OOM boundary")
+            return SplitEstimate(
+                gpu.name, m, k, None, "measured", result.peak_reserved_gib, "measured",
+                usable, False, note=why, basis=f"measured ({p.source})",
+            )
+    band = model.seconds(arch, setup, gpu, m, k, world)
+    fits = mem.value <= usable
+    note = ""
+    if fits and mem.high > usable:
+        note = "tight: the peak's 90% band reaches the usable memory"
+    elif not fits and mem.low <= usable:
+        note = "may fit: the peak's 90% band reaches below the usable memory"
+    return SplitEstimate(
+        gpu.name, m, k, None if band is None else band.value, "predicted", mem.value,
+        "predicted", usable, fits, note=note,
+        seconds_low=None if band is None else band.low,
+        seconds_high=None if band is None else band.high,
+        peak_low_gib=mem.low, peak_high_gib=mem.high, basis=model.basis(gpu.name),
+    )

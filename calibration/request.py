@@ -1,0 +1,79 @@
+"""What a calibration is asked to do: the sweep options and the whole request, as plain
+records (no torch), and their JSON form for the torchrun workers."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from gacost.base.errors import GacostError
+from gacost.base.job import Job, parse_job
+
+
+class CalibrationInterrupted(GacostError):
+    """Ctrl-C during a sweep; the splits measured so far are kept."""
+
+    exit_code = 130
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    """How hard to measure."""
+
+    splits: tuple[tuple[int, int], ...]
+    warmup: int = 2
+    min_timed: int = 5
+    max_timed: int = 40
+    max_seconds: float = 8.0
+    rel_tol: float = 0.02
+    drop_margin: float = 0.15
+    min_timed_for_drop: int = 3
+    vram_limit_gib: float | None = None
+    seed: int = 42
+    progress: bool = True
+
+
+@dataclass(frozen=True)
+class CalibrateRequest:
+    """Everything the command line decides."""
+
+    job: Job
+    out: Path | None
+    options: SweepOptions
+    device: str = "auto"
+    resume: bool = False
+    weights: str | None = None
+    data: str | None = None
+    tokenizer: str | None = None
+    nproc: int = 1  # data-parallel processes (GPUs); > 1 re-launches under torchrun
+
+
+def request_to_dict(req: CalibrateRequest) -> dict[str, Any]:
+    return {
+        "job": req.job.model_dump(exclude_unset=True),
+        "out": str(req.out) if req.out is not None else None,
+        "options": {**asdict(req.options), "splits": [list(s) for s in req.options.splits]},
+        "device": req.device,
+        "resume": req.resume,
+        "weights": req.weights,
+        "data": req.data,
+        "tokenizer": req.tokenizer,
+        "nproc": req.nproc,
+    }
+
+
+def request_from_dict(data: dict[str, Any]) -> CalibrateRequest:
+    opts = dict(data["options"])
+    opts["splits"] = tuple((int(m), int(k)) for m, k in opts["splits"])
+    return CalibrateRequest(
+        job=parse_job(data["job"], origin="calibration request"),
+        out=Path(data["out"]) if data["out"] else None,
+        options=SweepOptions(**opts),
+        device=data["device"],
+        resume=bool(data["resume"]),
+        weights=data["weights"],
+        data=data["data"],
+        tokenizer=data["tokenizer"],
+        nproc=int(data["nproc"]),
+    )

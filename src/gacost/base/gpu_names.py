@@ -1,0 +1,174 @@
+"""Map catalog and vendor GPU strings to the canonical names of the GPU table.
+
+Names are compared as upper-case tokens with vendor words dropped, so ``"Tesla T4"``,
+``"NVIDIA T4"`` and ``"t4"`` are one GPU. Names, aliases, families, form factors and
+memory sizes all come from :mod:`gacost.base.gpu_table`; this module holds only the
+parsing rules. Families with several variants (A100 40/80 GB, SXM/PCIe, H100
+SXM/PCIe/NVL, V100 16/32 GB) are resolved from, in order: words in the name, hints in the
+instance-type name, the per-GPU memory, then the family's default (SXM, smallest memory).
+A GPU with no row in the table gets a cleaned, stable name (``"RTX 5090"`` ->
+``"RTX-5090"``); only non-GPU rows map to ``None``.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from gacost.base.gpu_table import gpu_specs, squash
+from gacost.base.records import GpuSpec
+
+
+def canonical_names() -> tuple[str, ...]:
+    """The canonical names of the GPU table, in table order."""
+    return tuple(gpu_specs())
+
+# Vendor and product-line words that do not identify the GPU.
+_NOISE_WORDS = frozenset({"NVIDIA", "TESLA", "GEFORCE", "QUADRO", "AMD", "INSTINCT"})
+
+# Accelerators that are not GPUs (and empty cells): not offers for gacost.
+_NOT_GPU = re.compile(r"^(INFERENTIA|TRAINIUM|TPU|GAUDI|HL\d|HABANA|NAN|NONE|NULL)")
+
+_DEFAULT_FORM = "SXM"
+
+
+@cache
+def _single_names() -> dict[str, str]:
+    """Compact key of every name and alias of a GPU outside a family -> canonical name."""
+    out: dict[str, str] = {}
+    for spec in gpu_specs().values():
+        if not spec.family:
+            for key in (spec.name, *spec.aliases):
+                out[squash(key)] = spec.name
+    return out
+
+
+@cache
+def _family_members() -> dict[str, tuple[GpuSpec, ...]]:
+    out: dict[str, list[GpuSpec]] = {}
+    for spec in gpu_specs().values():
+        if spec.family:
+            out.setdefault(spec.family.upper(), []).append(spec)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _family_re() -> re.Pattern[str]:
+    keys = sorted(_family_members(), key=len, reverse=True)
+    return re.compile(r"^(" + "|".join(map(re.escape, keys)) + r")(.*)$")
+
+
+# Words, in a GPU or instance-type name, that give the form factor.
+_FORM_WORDS: tuple[tuple[str, str], ...] = (
+    ("SXM", "SXM"),
+    ("HBM3", "SXM"),  # "H100 80GB HBM3" is RunPod's id for the SXM part
+    ("MEGA", "SXM"),  # GCP a3-megagpu: H100 SXM with more networking
+    ("PCIE", "PCIE"),
+    ("NVL", "NVL"),
+)
+
+# Instance types whose GPU name does not spell out the form factor.
+_INSTANCE_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^STANDARD_NC\d+ADS_A100_V4$"), "PCIE"),  # Azure NC A100 v4: 80 GB PCIe
+    (re.compile(r"^STANDARD_NCC?\d+ADI?S_H100_V5$"), "NVL"),  # Azure NC H100 v5: NVL 94 GB
+    (re.compile(r"^STANDARD_NC\d+R?S_V3$"), "PCIE"),  # Azure NCv3: V100 16 GB PCIe
+    (re.compile(r"^GPU_[124]X_A100$"), "PCIE"),  # Lambda gpu_{1,2,4}x_a100: 40 GB PCIe
+    (re.compile(r"_(SECURE|COMMUNITY)$"), "PCIE"),  # RunPod: bare A100-80GB/H100 are PCIe
+)
+
+# Instance types that give the memory size when neither name nor memory does.
+_INSTANCE_MEMORY: tuple[tuple[re.Pattern[str], int], ...] = (
+    (re.compile(r"80GB|P4DE|ULTRAGPU|A100_V4"), 80),  # p4de, a2-ultragpu, Azure *_A100_v4
+    (re.compile(r"32GB|P3DN|ND40RS"), 32),  # V100 32 GB: p3dn, Azure ND40rs_v2
+)
+
+
+def canonical_gpu(
+    raw: str, *, memory_gib: float | None = None, instance_type: str = ""
+) -> str | None:
+    """Return the canonical name for ``raw``, a cleaned name if unknown, None if not a GPU."""
+    tokens = _tokens(raw)
+    if not tokens or _NOT_GPU.match("".join(tokens)):
+        return None
+    compact = "".join(tokens)
+    single = _single_names().get(compact)
+    if single is not None:
+        return single
+    match = _family_re().match(tokens[0])
+    if match:
+        rest = [match.group(2), *tokens[1:]] if match.group(2) else tokens[1:]
+        return _resolve_family(match.group(1), rest, memory_gib, instance_type.upper())
+    return _clean_name(tokens)
+
+
+def _tokens(raw: str) -> list[str]:
+    """Upper-case word tokens of ``raw`` without vendor words ("40 GB" becomes "40GB")."""
+    text = re.sub(r"(\d)\s*GB\b", r"\1GB", raw.upper())
+    return [t for t in re.split(r"[^A-Z0-9]+", text) if t and t not in _NOISE_WORDS]
+
+
+def _resolve_family(key: str, rest: list[str], memory_gib: float | None, instance: str) -> str:
+    members = _family_members()[key]
+    name_mem = _memory_in_name(rest)
+    known = max(name_mem or 0.0, memory_gib or 0.0)
+    form = _form(rest, instance, {m.form.upper() for m in members}) or _form_by_memory(
+        members, known
+    )
+    variants = [m for m in members if m.form.upper() == form]
+    if not variants:  # a form the table has no row for (e.g. H200 NVL): a stable name
+        return f"{members[0].family}-{form if form != 'PCIE' else 'PCIe'}"
+    sizes = sorted({int(m.memory_gib) for m in variants})
+    size = _memory_class(tuple(sizes), name_mem, memory_gib, instance)
+    return min(variants, key=lambda m: abs(m.memory_gib - size)).name
+
+
+def _memory_in_name(rest: list[str]) -> int | None:
+    for token in rest:
+        found = re.fullmatch(r"(\d{2,3})(GB|G)?", token)
+        if found:
+            return int(found.group(1))
+    return None
+
+
+def _form(rest: list[str], instance: str, forms: set[str]) -> str | None:
+    """The form factor named by the GPU or instance-type name, if any."""
+    joined = "".join(rest)
+    for word, form in _FORM_WORDS:
+        if word in joined:
+            return form
+    for word, form in _FORM_WORDS:
+        if word in instance:
+            return form
+    for pattern, form in _INSTANCE_FORMS:
+        if form in forms and pattern.search(instance):
+            return form
+    return None
+
+
+def _form_by_memory(members: tuple[GpuSpec, ...], memory: float) -> str:
+    """With no form in the names: the variant nearest in memory, SXM on a tie."""
+    if memory <= 0:
+        return _DEFAULT_FORM
+    nearest = min(abs(m.memory_gib - memory) for m in members)
+    forms = [m.form.upper() for m in members if abs(m.memory_gib - memory) == nearest]
+    return _DEFAULT_FORM if _DEFAULT_FORM in forms else forms[0]
+
+
+def _memory_class(
+    sizes: tuple[int, ...], name_mem: int | None, memory_gib: float | None, instance: str
+) -> int:
+    if name_mem is not None and name_mem in sizes:
+        return name_mem
+    if memory_gib is not None and memory_gib > 0:
+        return min(sizes, key=lambda size: abs(size - memory_gib))
+    for pattern, size in _INSTANCE_MEMORY:
+        if size in sizes and pattern.search(instance):
+            return size
+    return sizes[0]
+
+
+def _clean_name(tokens: list[str]) -> str:
+    """A stable name for a GPU gacost has no datasheet row for."""
+    compact = "".join(tokens)
+    if compact.startswith("RTX") and len(compact) > 3:
+        return "-".join(["RTX", *re.findall(r"[A-Z]+|\d+", compact[3:])])
+    return "-".join(tokens)

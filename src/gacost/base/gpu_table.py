@@ -1,0 +1,99 @@
+"""The one GPU table (``data/gpus.csv``): specs, aliases, families and user-name resolution.
+
+Every layer reads GPU identity and facts from here: pricing's vendor-name normalisation
+(:mod:`gacost.base.gpu_names`), the performance model (rates, bandwidth, matmul fraction,
+interconnect) and the CLI (``gacost gpus``, job ``gpus:``). Columns:
+
+- ``name``: the canonical name; ``aliases``: space-separated other spellings (compared
+  upper-case without separators); ``family`` and ``form``: the product family (A100, H100,
+  ...) and its form factor (SXM, PCIe, NVL), used to tell variants apart;
+- ``memory_gib``, ``bandwidth_gbs``, dense ``fp16/bf16/fp32_tflops``, ``bf16_supported``,
+  ``tdp_w``; ``interconnect`` (``nvlink`` or ``pcie``) between the GPUs of one instance;
+  ``matmul_fraction``: the sustained share of the dense tensor rate a large matmul reaches,
+  empty where no public figure exists; ``source``: where every number came from.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable
+from functools import cache
+
+from gacost.base.embedded import data_root
+from gacost.base.errors import DataError, UnknownNameError, did_you_mean
+from gacost.base.records import GpuSpec
+
+
+def _opt_float(value: str) -> float | None:
+    value = value.strip()
+    return float(value) if value else None
+
+
+@cache
+def gpu_specs() -> dict[str, GpuSpec]:
+    """GPU specs keyed by canonical name, in table order."""
+    text = (data_root() / "gpus.csv").read_text(encoding="utf-8")
+    specs: dict[str, GpuSpec] = {}
+    for i, row in enumerate(csv.DictReader(io.StringIO(text)), start=2):
+        try:
+            specs[row["name"]] = GpuSpec(
+                name=row["name"],
+                memory_gib=float(row["memory_gib"]),
+                bandwidth_gbs=float(row["bandwidth_gbs"]),
+                fp16_tflops=_opt_float(row["fp16_tflops"]),
+                bf16_tflops=_opt_float(row["bf16_tflops"]),
+                fp32_tflops=_opt_float(row["fp32_tflops"]),
+                bf16_supported=row["bf16_supported"].strip().lower() == "true",
+                source=row["source"],
+                aliases=tuple(row["aliases"].split()),
+                family=row["family"].strip(),
+                form=row["form"].strip(),
+                tdp_w=_opt_float(row["tdp_w"]),
+                interconnect=row["interconnect"].strip() or "pcie",
+                matmul_fraction=_opt_float(row["matmul_fraction"]),
+            )
+        except (KeyError, ValueError) as exc:
+            raise DataError(f"gpus.csv line {i}: malformed row ({exc})") from exc
+    return specs
+
+
+def squash(name: str) -> str:
+    """Upper case without separators: the key names are compared by."""
+    return "".join(ch for ch in name.upper() if ch.isalnum())
+
+
+@cache
+def families() -> dict[str, tuple[str, ...]]:
+    """Short names people type, mapped to every canonical GPU they may mean.
+
+    A family (``A100``) means all its variants; family plus memory (``A100-80GB``) those of
+    that size; an alias (``A6000``) its one GPU.
+    """
+    out: dict[str, list[str]] = {}
+    for spec in gpu_specs().values():
+        if spec.family:
+            out.setdefault(spec.family, []).append(spec.name)
+            if len({s.memory_gib for s in gpu_specs().values() if s.family == spec.family}) > 1:
+                out.setdefault(f"{spec.family}-{spec.memory_gib:g}GB", []).append(spec.name)
+        for alias in spec.aliases:
+            out.setdefault(alias, []).append(spec.name)
+    return {k: tuple(v) for k, v in out.items() if (k,) != tuple(v)}
+
+
+def resolve_gpus(names: Iterable[str]) -> tuple[str, ...]:
+    """Canonical GPU names for user-typed names, aliases or families ("a100", "t4")."""
+    specs = gpu_specs()
+    by_key: dict[str, tuple[str, ...]] = {squash(n): (n,) for n in specs}
+    for key, members in families().items():
+        by_key.setdefault(squash(key), members)
+    out: list[str] = []
+    for name in names:
+        found = by_key.get(squash(name))
+        if found is None:
+            hint = did_you_mean(name, list(specs) + list(families()))
+            raise UnknownNameError(
+                f"unknown GPU '{name}'{hint}; `gacost gpus` lists the known ones"
+            )
+        out.extend(g for g in found if g not in out)
+    return tuple(out)

@@ -1,0 +1,65 @@
+"""``gacost budget --job F``: totals, wall-clock, deadline and budget plans for many runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from gacost.advisor.budget import collect, parse_hours, plan_budget
+from gacost.advisor.budget import row_dict as budget_row
+from gacost.base.errors import JobSpecError
+from gacost.commands.inputs import add_common, load_inputs, number
+from gacost.reports.budget import plan_dict, render_text
+from gacost.reports.formats import rows_csv
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the subcommand."""
+    p = sub.add_parser("budget", help="plan many runs or a sweep: totals, deadline, budget")
+    add_common(p)
+    p.add_argument("--budget", metavar="USD", help="dollars: the most runs or sweeps it buys")
+    p.add_argument("--deadline", metavar="T",
+                   help="finish all runs within T (12h, 90m, 1.5d or hours)")
+    p.add_argument("--max-instances", default="8", metavar="P",
+                   help="instances one plan may run in parallel to meet --deadline (default 8)")
+    p.add_argument("--parallel", default="1", metavar="P",
+                   help="instances for the wall-clock column (default 1)")
+    p.add_argument("--top", default="10", metavar="N", help="show the N best offers (default 10)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> str:
+    """Compute and render the plan."""
+    parallel = int(number("--parallel", args.parallel, integer=True, high=100_000))
+    max_instances = int(number("--max-instances", args.max_instances, integer=True,
+                               high=100_000))
+    top = int(number("--top", args.top, integer=True))
+    budget = None if args.budget is None else number("--budget", args.budget)
+    try:
+        deadline = None if args.deadline is None else parse_hours(args.deadline)
+    except ValueError as exc:
+        raise JobSpecError(f"--deadline: {exc}") from None
+    job, table, profiles, allowance = load_inputs(args)
+    notes = []
+    if deadline is None and job.deadline_hours is not None:
+        deadline = job.deadline_hours
+        notes.append(f"deadline {deadline:g} h from the job's deadline_hours")
+    if budget is None and job.budget_usd is not None:
+        budget = job.budget_usd
+        notes.append(f"budget ${budget:g} from the job's budget_usd")
+    spot = args.spot or job.spot
+    found = collect(job, table.offers, profiles, spot=spot, spot_allowance=allowance)
+    plan = plan_budget(found.plans, parallel=parallel, deadline_hours=deadline,
+                       budget_usd=budget, max_instances=max_instances)
+    notes = [*notes, *plan.notes, *found.notes]
+    if not spot:
+        notes.append("spot prices not considered (the job has spot: false; --spot adds them)")
+    prices = f"{table.source}, as of {table.as_of}"
+    if args.format == "json":
+        return json.dumps(plan_dict(found, plan, allowance, notes, prices), indent=2)
+    rows = [budget_row(r) for r in plan.rows[:top]]
+    if args.format == "csv":
+        return rows_csv(rows).rstrip("\n")
+    return render_text(found, plan, allowance, rows, notes, prices)
+
+

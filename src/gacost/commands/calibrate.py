@@ -1,0 +1,170 @@
+"""``gacost calibrate --job F``: measure the job's splits on the attached GPU (or CPU)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from tabulate import tabulate
+
+from gacost.base.errors import CalibrationError
+from gacost.base.job import load_job
+from gacost.base.profile import Profile
+
+INSTALL_HINT = "calibration needs the extra: pip install 'gacost[calibrate]'"
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the subcommand."""
+    p = sub.add_parser("calibrate", help="time the job's splits on this machine's GPU")
+    p.add_argument("--job", required=True, help="the job spec (YAML)")
+    p.add_argument("--out", type=Path, help="profile to write (default: <gpu>--<model>--<id>.json)")
+    p.add_argument("--splits", help="splits to measure, e.g. 1x4,2x2,4x1 (default: all)")
+    p.add_argument("--device", default="auto", help="auto (default), cuda, cuda:N or cpu")
+    p.add_argument(
+        "--vram-limit",
+        metavar="SIZE",
+        help="cap GPU memory (e.g. 16GiB) to find a smaller card's OOM boundary",
+    )
+    p.add_argument("--resume", action="store_true", help="keep the splits already in --out")
+    p.add_argument("--weights", help="load real weights from a local folder or Hub id")
+    p.add_argument("--data", help="a local JSONL or Parquet file to train on (default synthetic)")
+    p.add_argument("--tokenizer", help="tokenizer for --data (default: --weights or the model)")
+    p.add_argument("--warmup", type=int, default=2, help="untimed updates per split (default 2)")
+    p.add_argument(
+        "--max-updates", type=int, default=40, help="most timed updates per split (default 40)"
+    )
+    p.add_argument(
+        "--max-seconds",
+        type=float,
+        default=8.0,
+        help="stop timing a split after this many seconds of timed updates, once it "
+        "has 5 (default 8)",
+    )
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.02,
+        help="stop timing when the median's 95%% CI is within this (default 0.02)",
+    )
+    p.add_argument(
+        "--nproc",
+        type=int,
+        help="data-parallel processes, one per GPU, launched with torchrun (default: the "
+        "job's gpus_per_run, or 1); splits are per GPU: m x k x N = effective_batch",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> str:
+    """Run the calibration and summarise it."""
+    job = load_job(args.job)
+    try:
+        from gacost.calibration.request import CalibrateRequest, SweepOptions
+        from gacost.calibration.run import calibrate, parse_size_gib, parse_splits
+    except ImportError as exc:
+        raise CalibrationError(f"{INSTALL_HINT} ({exc.name} is missing)") from None
+    if (
+        args.warmup < 0
+        or args.max_updates < 1
+        or args.max_seconds <= 0
+        or not (0 < args.tolerance < 1)
+    ):
+        raise CalibrationError(
+            "--warmup >= 0, --max-updates >= 1, --max-seconds > 0 and 0 < --tolerance < 1"
+        )
+    nproc = args.nproc
+    launched = _launched_world()  # already under torchrun / accelerate launch
+    if launched > 1 and nproc not in (None, launched):
+        raise CalibrationError(
+            f"--nproc: {nproc} given, but this process was launched as one of {launched}; "
+            "leave --nproc out under torchrun"
+        )
+    if nproc is None:
+        nproc = launched if launched > 1 else (
+            job.gpus_per_run if isinstance(job.gpus_per_run, int) else 1
+        )
+    if nproc < 1:
+        raise CalibrationError("--nproc: give 1 or more processes (one per GPU)")
+    if job.effective_batch % nproc:
+        raise CalibrationError(
+            f"--nproc: effective_batch {job.effective_batch} is not divisible by {nproc} "
+            "processes"
+        )
+    splits = (
+        parse_splits(args.splits, job.effective_batch, nproc) if args.splits
+        else job.splits(nproc)
+    )
+    req = CalibrateRequest(
+        job=job,
+        out=args.out,
+        options=SweepOptions(
+            splits=splits,
+            vram_limit_gib=parse_size_gib(args.vram_limit) if args.vram_limit else None,
+            warmup=args.warmup,
+            max_timed=args.max_updates,
+            max_seconds=args.max_seconds,
+            rel_tol=args.tolerance,
+            progress=not args.quiet,
+        ),
+        device=args.device,
+        resume=args.resume,
+        weights=args.weights,
+        data=args.data,
+        tokenizer=args.tokenizer,
+        nproc=nproc,
+    )
+    profile, out = calibrate(req)
+    if launched > 1 and os.environ.get("RANK", "0") != "0":
+        return ""  # under an outside launcher only rank 0 reports (and wrote the profile)
+    return summary(profile, out)
+
+
+def _launched_world() -> int:
+    """``WORLD_SIZE`` set by torchrun or accelerate launch (1 when not launched so)."""
+    try:
+        return max(1, int(os.environ.get("WORLD_SIZE", "1")))
+    except ValueError:
+        return 1
+
+
+def summary(profile: Profile, out: Path) -> str:
+    """The end-of-run table."""
+    rows = [
+        [
+            f"{s.micro_batch}x{s.grad_accum}",
+            s.status,
+            "" if s.seconds_per_update is None else f"{s.seconds_per_update:.4f}",
+            ""
+            if s.ci_low_s is None or s.ci_high_s is None
+            else f"{s.ci_low_s:.4f}-{s.ci_high_s:.4f}",
+            s.timed_updates or "",
+            "" if s.tokens_per_s is None else f"{s.tokens_per_s:.0f}",
+            "" if s.peak_reserved_gib is None else f"{s.peak_reserved_gib:.2f}",
+        ]
+        for s in profile.splits
+    ]
+    table = tabulate(
+        rows,
+        headers=[
+            "m x k",
+            "status",
+            "s/update",
+            "95% CI s",
+            "timed",
+            "tokens/s",
+            "peak reserved GiB",
+        ],
+        disable_numparse=True,
+    )
+    gpus = f"{profile.gpu_count} x " if profile.gpu_count > 1 else ""
+    link = profile.host.get("interconnect")
+    link_text = f", interconnect {link}" if profile.gpu_count > 1 and link else ""
+    return (
+        f"{table}\n\nGPU: {gpus}{profile.gpu} ({profile.raw_gpu_name}, "
+        f"{profile.gpu_memory_gib} GiB{link_text})"
+        f"; device time used: {profile.gpu_seconds or 0:.1f} s\nprofile written to {out}; "
+        f"use it with: gacost recommend --job JOB --profile {out}"
+    )

@@ -1,0 +1,34 @@
+"""``gacost compare --job F [--gpu G]``: one GPU at every provider, and break-even ratios."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from gacost.advisor.compare import compare, comparison_dict, row_dict
+from gacost.commands.inputs import add_common, load_inputs
+from gacost.reports.compare import render_text
+from gacost.reports.formats import rows_csv
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the subcommand."""
+    p = sub.add_parser("compare", help="price one GPU at every provider; GPU break-even matrix")
+    add_common(p)
+    p.add_argument("--gpu", metavar="G", help="the GPU to compare (default: the recommended one)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> str:
+    """Compute and render the comparison."""
+    job, table, profiles, allowance = load_inputs(args)
+    c = compare(job, table.offers, profiles, gpu=args.gpu, spot=args.spot,
+                spot_allowance=allowance)
+    if args.format == "json":
+        out = comparison_dict(c)
+        out["prices"] = {"source": table.source, "as_of": table.as_of}
+        return json.dumps(out, indent=2)
+    rows = [row_dict(p, c.spread.low) for p in c.rows]
+    if args.format == "csv":
+        return rows_csv(rows).rstrip("\n")
+    return render_text(c, rows, allowance, f"{table.source}, as of {table.as_of}")

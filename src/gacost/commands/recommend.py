@@ -1,0 +1,86 @@
+"""``gacost recommend --job F``: rank GPU offers and splits for a job."""
+
+from __future__ import annotations
+
+import argparse
+
+from gacost.advisor.recommend import recommend
+from gacost.base.job import load_job
+from gacost.base.profile import read_profile
+from gacost.commands.inputs import price_table
+from gacost.reports import recommend as render
+from gacost.reports.plot import check_path, recommend_plot
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the subcommand."""
+    p = sub.add_parser("recommend", help="recommend a GPU, provider and m x k split for a job")
+    p.add_argument("--job", required=True, help="the job spec (YAML)")
+    p.add_argument(
+        "--profile",
+        action="append",
+        default=[],
+        metavar="P",
+        help="a calibration profile (JSON) to use; repeatable",
+    )
+    p.add_argument(
+        "--prices",
+        metavar="F",
+        help="a price file in the snapshot CSV format (default: embedded snapshot)",
+    )
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument("--refresh-prices", action="store_true",
+                   help="fetch price sources whose cache is older than the max age first "
+                        "(network; see `gacost prices --list-sources`)")
+    p.add_argument(
+        "--top", type=_positive, default=10, metavar="N", help="show the N best offers (default 10)"
+    )
+    p.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="also draw seconds/update and $/fine-tune per split (.png, .svg, .pdf or .html); "
+        "needs the plot extra",
+    )
+    p.set_defaults(run=run)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def run(args: argparse.Namespace) -> str:
+    """Compute and render the report (and the plot, with ``--plot``)."""
+    if args.plot is not None:
+        check_path(args.plot)
+    job = load_job(args.job)
+    profiles = [read_profile(p) for p in args.profile]
+    table = price_table(args.prices, refresh=args.refresh_prices)
+    report = recommend(
+        job,
+        table.offers,
+        profiles,
+        price_as_of=table.as_of,
+        price_source=table.source,
+        top=args.top,
+    )
+    if args.format == "json":
+        text = render.render_json(report)
+    elif args.format == "csv":
+        text = render.render_csv(report).rstrip("\n")
+    else:
+        text = render.render_text(report)
+    if job.sweep is not None and args.format == "table":
+        text += ("\nnote: this job has a sweep: section; recommend plans one run of the base "
+                 "job, `gacost budget` plans the whole sweep")
+    if args.plot is not None:
+        recommend_plot(job, report, table.offers, profiles, args.plot,
+                       report_text=render.render_text(report))
+        if args.format == "table":
+            text += f"\nplot: {args.plot}"
+    return text

@@ -1,0 +1,85 @@
+"""The ``budget`` report: text, JSON and CSV of a budget plan from the same rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from gacost.advisor.budget import BudgetPlan, Collected, best_by_pricing, groups_dict, hours_text
+from gacost.advisor.budget import row_dict as budget_row
+from gacost.reports.formats import Column, fixed, plain, table_text, yes_no
+
+
+def plan_dict(found: Collected, plan: BudgetPlan, allowance: float, notes: list[str],
+              prices: str) -> dict[str, Any]:
+    """The JSON form: every row (with per-group details) and the parameters."""
+    return {
+        "model": found.model,
+        "groups": [vars(g) for g in found.groups],
+        "runs": plan.runs, "unit": plan.unit,
+        "assumptions": {"packing": "longest-processing-time first", "spot_allowance":
+                        allowance, "billing": "GPU-hours x rate"},
+        "parallel": plan.parallel, "max_instances": plan.max_instances,
+        "deadline_hours": plan.deadline_hours, "budget_usd": plan.budget_usd,
+        "best": {**budget_row(plan.best), "groups": groups_dict(plan.best.plan)},
+        "best_by_pricing": {
+            pricing: None if row is None else budget_row(row)
+            for pricing in ("on-demand", "spot")
+            for row in [best_by_pricing(plan, pricing)]
+        },
+        "rows": [{**budget_row(r), "groups": groups_dict(r.plan)} for r in plan.rows],
+        "notes": notes, "prices": prices,
+    }
+
+
+def render_text(found: Collected, plan: BudgetPlan, allowance: float,
+                rows: Sequence[dict[str, Any]], notes: Sequence[str], prices: str) -> str:
+    """The human report: the groups, the answer in one line, the table, the notes."""
+    lines = [f"Job: {found.model}, {plan.runs} run(s) in {len(found.groups)} group(s)"]
+    lines += [f"  {g.name}: {g.runs} run(s) x {g.updates} updates, sequence {g.sequence_length},"
+              f" effective batch {g.effective_batch}" for g in found.groups]
+    lines += ["", _answer(plan), ""]
+    unit = "$/run" if plan.unit == "run" else "$/sweep"
+    columns: list[Column] = [
+        ("gpu", "GPU", plain), ("provider", "provider", plain), ("region", "region", plain),
+        ("instance_type", "instance", plain), ("pricing", "pricing", plain),
+        ("rate_hour", "$/h", fixed(3)), ("gpu_hours", "GPU-h", fixed(2)),
+        ("cost", "$ total", fixed(2)),
+        ("unit_cost", unit, fixed(2)), ("wall_hours", f"wall h on {plan.parallel}", fixed(2)),
+        ("instances", "instances", plain), ("deadline_wall_hours", "wall h", fixed(2)),
+        ("meets_deadline", "meets deadline", yes_no),
+        ("units_bought", "runs bought" if plan.unit == "run" else "sweeps bought", plain),
+        ("within_budget", "all in budget", yes_no), ("splits", "m x k", plain),
+    ]
+    if plan.unit == "sweep":  # one sweep is the whole job: same as "$ total"
+        columns = [c for c in columns if c[0] != "unit_cost"]
+    lines.append(table_text(rows, columns))
+    lines += ["", f"assumptions: whole runs packed longest first onto instances of one offer; "
+              f"cost = GPU-hours x rate; spot hours +{allowance:.0%} for interruptions"]
+    lines += [f"note: {n}" for n in notes]
+    lines.append(f"prices: {prices}")
+    return "\n".join(lines)
+
+
+def _answer(plan: BudgetPlan) -> str:
+    b, p = plan.best, plan.best.plan
+    if plan.deadline_hours is not None:
+        text = (f"Deadline {hours_text(plan.deadline_hours)} (at most {plan.max_instances} "
+                f"instances): cheapest is {p.label} on {b.instances} instance(s): "
+                f"{b.deadline_wall_hours or 0.0:.2f} h wall-clock, {p.gpu_hours:.2f} GPU-h, "
+                f"${p.cost:.2f}")
+        if plan.budget_usd is not None:
+            text += f" (budget ${plan.budget_usd:g})"
+        other = best_by_pricing(plan, "on-demand" if p.pricing == "spot" else "spot")
+        if other is not None:
+            text += (f"\n  best {other.plan.pricing}: {other.plan.label} on {other.instances} "
+                     f"instance(s): {other.deadline_wall_hours or 0.0:.2f} h, "
+                     f"${other.plan.cost:.2f}")
+        return text
+    if plan.budget_usd is not None:
+        what = "runs" if plan.unit == "run" else "complete sweeps"
+        return (f"Budget ${plan.budget_usd:g}: {p.label} buys the most, {b.units_bought} "
+                f"{what} at ${b.unit_cost:.2f} each (the job needs {plan.runs} run(s), "
+                f"${p.cost:.2f} there)")
+    return (f"Cheapest: {p.label}: {p.gpu_hours:.2f} GPU-h, ${p.cost:.2f} for {plan.runs} "
+            f"run(s), {b.wall_hours:.2f} h wall-clock on {plan.parallel} instance(s)")
