@@ -57,7 +57,7 @@ def main() -> None:
             [
                 sys.executable,
                 "-m",
-                "advisor.cli",
+                "gacost.cli",
                 "calibrate",
                 "--job",
                 a.job,
