@@ -13,12 +13,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gacost.advisor.model_fit import Band
+from gacost.advisor.objectives import Objective
 from gacost.advisor.planner import Plan
 from gacost.advisor.predictor import FittedModel, RatioSide, TrainSetup
 from gacost.advisor.split_estimates import SplitEstimate
 from gacost.base.records import GpuSpec, ModelArch
 
-TIME_OBJECTIVES = ("min_time", "min_time_under_budget")
 Ratio = Callable[[SplitEstimate, SplitEstimate], Band | None]
 
 
@@ -57,27 +57,24 @@ def model_ratio(model: FittedModel, arch: ModelArch, setup: TrainSetup,
 def calibration_advice(
     plans: Sequence[Plan],
     estimates: Sequence[SplitEstimate],
-    objective: str,
+    objective: Objective,
     ratio: Ratio = independent_ratio,
 ) -> Advice:
     """Which GPUs to calibrate because the decision depends on overlapping predicted bands."""
     if not plans:
         return Advice((), ())
-    by_key = {(e.gpu, e.micro_batch, e.grad_accum): e for e in estimates}
     w = plans[0]
-    ew = by_key.get((w.gpu, w.micro_batch, w.grad_accum))
-    if ew is None:
-        return Advice((), ())
+    ew = w.estimate
     gpus: list[str] = []
     reasons: list[str] = []
     rival = next((p for p in plans[1:] if p.gpu != w.gpu), None)
-    er = None if rival is None else by_key.get((rival.gpu, rival.micro_batch, rival.grad_accum))
+    er = None if rival is None else rival.estimate
     if rival is not None and er is not None:
         predicted = [p.gpu for p in (w, rival) if p.time_source == "predicted"]
         band = ratio(ew, er) if predicted else None
         if band is not None:
-            rates = 1.0 if objective in TIME_OBJECTIVES else w.rate_hour / rival.rate_hour
-            what = "hours" if objective in TIME_OBJECTIVES else "cost"
+            rates = 1.0 if objective.ranks_by_time else w.rate_hour / rival.rate_hour
+            what = "hours" if objective.ranks_by_time else "cost"
             if rates * band.high >= 1.0:
                 gpus += predicted
                 reasons.append(

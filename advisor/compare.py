@@ -12,10 +12,11 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from gacost.advisor.breakeven import BreakEven
-from gacost.advisor.budget import OfferPlan, collect, groups_dict, splits_text
+from gacost.advisor.budget import collect
+from gacost.advisor.objectives import MinCost
+from gacost.advisor.planner import Limits, Plan, plan
 from gacost.advisor.recommend import recommend
 from gacost.base import gpu_table
 from gacost.base.errors import InfeasibleError, UnknownNameError
@@ -45,7 +46,7 @@ class Comparison:
     model: str
     gpu: str
     runs: int
-    rows: list[OfferPlan]
+    rows: list[Plan]
     spread: Spread
     gpus_by_cost: list[str]
     matrix_gpus: list[str]
@@ -65,10 +66,10 @@ def spread(costs: Sequence[float]) -> Spread:
     return Spread(min(costs), statistics.median(costs), max(costs))
 
 
-def _unconstrained(job: Job, spot: bool) -> Job:
+def _unconstrained(job: Job, spot: bool, allowance: float) -> Job:
     return job.model_copy(update={
         "sweep": None, "runs": job.total_runs, "objective": "min_cost",
-        "deadline_hours": None, "budget_usd": None, "spot": spot,
+        "deadline_hours": None, "budget_usd": None, "spot": spot, "spot_allowance": allowance,
     })
 
 
@@ -99,12 +100,13 @@ def compare(
     *,
     gpu: str | None = None,
     spot: bool = False,
-    spot_allowance: float = 0.2,
+    spot_allowance: float | None = None,
     matrix_size: int = 6,
 ) -> Comparison:
     """Price the job at every offer of one GPU and compare GPUs by break-even ratio."""
     spot = spot or job.spot
-    overview = recommend(_unconstrained(job, spot), offers, profiles,
+    allowance = job.spot_allowance if spot_allowance is None else spot_allowance
+    overview = recommend(_unconstrained(job, spot, allowance), offers, profiles,
                          top=2 * len(offers) + 1)
     notes = list(overview.notes)
     by_cost = list(dict.fromkeys(p.gpu for p in overview.plans))
@@ -120,12 +122,12 @@ def compare(
     for skipped in overview.skipped:
         if skipped.gpu == chosen:
             raise InfeasibleError(f"--gpu: {chosen} cannot run the job: {skipped.reason}")
+    limits = Limits(spot=spot, spot_allowance=allowance)
     try:
-        found = collect(job.model_copy(update={"gpus": [chosen]}), offers, profiles,
-                        spot=spot, spot_allowance=spot_allowance)
+        found = collect(job.model_copy(update={"gpus": [chosen]}), offers, profiles, limits)
     except InfeasibleError as exc:
         raise InfeasibleError(f"--gpu: {chosen}: {exc}") from None
-    rows = sorted(found.plans, key=lambda p: (p.cost, p.gpu_hours, p.key))
+    rows = plan(found.plans, MinCost(), limits)
     shown = by_cost[:matrix_size]
     if chosen in overview.best and chosen not in shown:
         shown = [*shown[: matrix_size - 1], chosen]
@@ -136,36 +138,3 @@ def compare(
         matrix_gpus=[g for g in shown if g in overview.best],
         break_evens=overview.break_evens, notes=notes,
     )
-
-
-def row_dict(p: OfferPlan, cheapest: float) -> dict[str, Any]:
-    """One offer as a flat dict (numbers stay numbers); the table shows the same fields."""
-    return {
-        "gpu": p.gpu, "provider": p.provider, "region": p.region,
-        "instance_type": p.instance_type, "pricing": p.pricing, "rate_hour": p.rate_hour,
-        "spot_allowance": p.allowance,
-        "splits": splits_text(p),
-        "time_source": "/".join(dict.fromkeys(g.time_source for g in p.groups)),
-        "runs": p.runs, "gpu_hours": p.gpu_hours, "cost_per_run": p.cost / p.runs,
-        "cost": p.cost, "vs_cheapest": p.cost / cheapest if cheapest > 0 else None,
-    }
-
-
-def comparison_dict(c: Comparison) -> dict[str, Any]:
-    """The JSON form: every row, the spread, and the break-even matrix of every GPU."""
-    gpus = sorted({b.gpu_a for b in c.break_evens} | {b.gpu_b for b in c.break_evens})
-    low = c.spread.low
-    return {
-        "model": c.model, "gpu": c.gpu, "runs": c.runs,
-        "rows": [{**row_dict(p, low), "groups": groups_dict(p)} for p in c.rows],
-        "spread": {"min": c.spread.low, "median": c.spread.median, "max": c.spread.high,
-                   "max_over_min": c.spread.ratio, "offers": len(c.rows)},
-        "gpus_by_cost": c.gpus_by_cost,
-        "break_even": {
-            "meaning": "row A is the cheaper fine-tune iff rate_A < threshold x rate_B",
-            "gpus": gpus,
-            "matrix": {a: {b: c.threshold(a, b) for b in gpus if b != a} for a in gpus},
-            "shown": c.matrix_gpus,
-        },
-        "notes": c.notes,
-    }

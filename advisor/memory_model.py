@@ -110,8 +110,3 @@ def peak_reserved_gib(costs: MemoryCosts, params: MemParams, m: int) -> float:
     per_token = params.activation_scale * costs.activation_bytes_per_token
     dynamic = tokens * (per_token + costs.loss_bytes_per_token)
     return (costs.static_bytes * (1.0 + FRAGMENTATION) + dynamic) / GIB + params.slack_gib
-
-
-def peak_device_gib(costs: MemoryCosts, params: MemParams, m: int) -> float:
-    """Peak GPU memory including the CUDA context (GiB): what must fit on the card."""
-    return peak_reserved_gib(costs, params, m) + CUDA_CONTEXT_GIB

@@ -1,72 +1,251 @@
-"""The solver: (estimates, offers, constraints) -> ranked plans. Pure functions only.
+"""The one planner: (run groups and their split estimates, offers, objective) -> ranked plans.
 
-A plan is one GPU offer (on-demand or spot) with one split. Cost per run is
-``seconds_per_update * updates * rate / 3600``; runs are sequential on one instance. A
-data-parallel estimate over N GPUs pairs with offers of exactly N GPUs, priced per instance
-(all N GPUs); single-GPU estimates pair with single-GPU offers.
+``recommend``, ``budget`` and ``compare`` all plan through :func:`plan`. A :class:`Plan` is
+one offer and pricing option (on-demand or spot) running every run of the job:
+
+- each run group runs at its fastest split that fits the offer's GPU (at one rate the
+  fastest split is also the cheapest); a data-parallel estimate over N GPUs pairs with
+  offers of exactly N GPUs, priced per instance;
+- a run is indivisible and runs on one instance; ``instances`` instances of the offer run
+  the runs in parallel, packed longest first (LPT: each run, longest first, goes to the
+  least-loaded instance); the wall-clock is the makespan of that packing;
+- billing is per busy hour: cost = instance-hours x rate, whatever the instance count;
+- spot hours carry the spot allowance (0.2 = 20 % more time for interruptions and
+  restarts) in wall-clock and cost alike;
+- the objective (:mod:`gacost.advisor.objectives`) picks the instance count within
+  :class:`Limits` and ranks the plans.
+
+Plans hold references to their offer and estimates, not copies. Pure functions only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Literal
+import heapq
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
 
 from gacost.advisor.split_estimates import Source, SplitEstimate
 from gacost.base.errors import InfeasibleError
 from gacost.base.records import Offer
 
+if TYPE_CHECKING:
+    from gacost.advisor.objectives import Objective
+
 Pricing = Literal["on-demand", "spot"]
+OfferKey = tuple[str, str, str, str, str]
+_TOL = 1e-9
 
 
 @dataclass(frozen=True)
-class Constraints:
-    """What the user asked for, in solver terms."""
+class Limits:
+    """What the user allows: spot, its time allowance, and parallel instances.
 
-    updates: int
-    runs: int
-    objective: str = "min_cost"
+    ``parallel``: instances a plan runs on when the objective does not ask for more (the
+    wall-clock of a cost objective); ``max_instances``: the most instances of one offer a
+    deadline or time objective may rent at once.
+    """
+
     spot: bool = False
-    deadline_hours: float | None = None
-    budget_usd: float | None = None
+    spot_allowance: float = 0.2
+    parallel: int = 1
+    max_instances: int = 8
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.spot_allowance) and 0.0 <= self.spot_allowance <= 10.0):
+            raise ValueError(f"spot allowance must be from 0 to 10, got {self.spot_allowance}")
+        if self.parallel < 1 or self.max_instances < 1:
+            raise ValueError("parallel and max_instances must be at least 1")
+
+
+@dataclass(frozen=True)
+class RunGroup:
+    """A group of identical runs as planned (the whole job is one group without a sweep)."""
+
+    name: str
+    runs: int
+    updates: int
+    sequence_length: int
+    effective_batch: int
+
+
+@dataclass(frozen=True)
+class GroupRun:
+    """One run group on one offer at its chosen split."""
+
+    group: RunGroup
+    estimate: SplitEstimate
+
+    @property
+    def seconds_per_update(self) -> float:
+        """The estimate's seconds per update."""
+        assert self.estimate.seconds_per_update is not None
+        return self.estimate.seconds_per_update
+
+    @property
+    def hours_per_run(self) -> float:
+        """One run's hours, without any spot allowance."""
+        return self.seconds_per_update * self.group.updates / 3600.0
 
 
 @dataclass(frozen=True)
 class Plan:
-    """One way to run the job: an offer, a pricing option and a split."""
+    """One offer and pricing option running every run group, on ``instances`` instances."""
 
-    gpu: str
-    provider: str
-    region: str
-    instance_type: str
-    gpu_count: float
+    offer: Offer
     pricing: Pricing
     rate_hour: float
-    micro_batch: int
-    grad_accum: int
-    seconds_per_update: float
-    time_source: Source
-    peak_gib: float | None
-    usable_gib: float
-    fits: bool
-    hours_per_run: float
-    cost_per_run: float
-    hours_all_runs: float
-    cost_all_runs: float
-    price_source: str
-    price_date: str
-    world_size: int = 1
+    groups: tuple[GroupRun, ...]
+    allowance: float = 0.0
+    instances: int = 1
+
+    # -- the offer
+    @property
+    def gpu(self) -> str:
+        """The offer's GPU."""
+        return self.offer.gpu
+
+    @property
+    def provider(self) -> str:
+        """The offer's provider."""
+        return self.offer.provider
+
+    @property
+    def region(self) -> str:
+        """The offer's region."""
+        return self.offer.region
+
+    @property
+    def instance_type(self) -> str:
+        """The offer's instance type."""
+        return self.offer.instance_type
+
+    @property
+    def key(self) -> OfferKey:
+        """Identifies the offer and pricing option."""
+        o = self.offer
+        return (o.gpu, o.provider, o.region, o.instance_type, self.pricing)
+
+    @property
+    def label(self) -> str:
+        """``GPU on provider region (instance, pricing)``."""
+        return (f"{self.gpu} on {self.provider} {self.region} "
+                f"({self.instance_type}, {self.pricing})")
+
+    # -- the first group's split (the whole job without a sweep)
+    @property
+    def estimate(self) -> SplitEstimate:
+        """The split estimate of the first run group."""
+        return self.groups[0].estimate
 
     @property
     def split(self) -> str:
         """``m x k`` as text, with `` x N GPUs`` for a data-parallel run."""
-        base = f"{self.micro_batch}x{self.grad_accum}"
-        return base if self.world_size == 1 else f"{base} x {self.world_size} GPUs"
+        e = self.estimate
+        base = f"{e.micro_batch}x{e.grad_accum}"
+        return base if e.world_size == 1 else f"{base} x {e.world_size} GPUs"
+
+    @property
+    def time_source(self) -> Source:
+        """``measured`` when every group's time is measured, else ``predicted``."""
+        if all(g.estimate.time_source == "measured" for g in self.groups):
+            return "measured"
+        return "predicted"
+
+    # -- time and money
+    def wall_hours_per_run(self, g: GroupRun) -> float:
+        """One run's hours on this offer, the spot allowance included."""
+        return g.hours_per_run * (1.0 + self.allowance)
+
+    @property
+    def hours_per_run(self) -> float:
+        """One run of the first group, the spot allowance included."""
+        return self.wall_hours_per_run(self.groups[0])
+
+    @property
+    def cost_per_run(self) -> float:
+        """Dollars for one run of the first group: seconds x rate / 3600, with the spot
+        allowance."""
+        g = self.groups[0]
+        return run_cost(g.seconds_per_update, g.group.updates, self.rate_hour) * (
+            1.0 + self.allowance)
+
+    @property
+    def runs(self) -> int:
+        """Runs in all."""
+        return sum(g.group.runs for g in self.groups)
+
+    def run_hours(self) -> list[float]:
+        """The hours of every single run (allowance included)."""
+        return [self.wall_hours_per_run(g) for g in self.groups for _ in range(g.group.runs)]
+
+    @property
+    def gpu_hours(self) -> float:
+        """Instance-hours of all runs (allowance included)."""
+        return sum(g.group.runs * self.wall_hours_per_run(g) for g in self.groups)
+
+    @property
+    def cost(self) -> float:
+        """Dollars for all runs: instance-hours x rate, whatever the instance count."""
+        return self.gpu_hours * self.rate_hour
+
+    @property
+    def wall_hours(self) -> float:
+        """Wall-clock hours of all runs on ``instances`` instances (LPT packing)."""
+        return makespan(self.run_hours(), self.instances)
+
+    @property
+    def longest_run_hours(self) -> float:
+        """The longest single run: no number of instances finishes sooner."""
+        return max((self.wall_hours_per_run(g) for g in self.groups), default=0.0)
+
+    def on(self, instances: int) -> Plan:
+        """The same plan on ``instances`` instances."""
+        return replace(self, instances=instances)
 
 
 def run_cost(seconds_per_update: float, updates: int, rate_hour: float) -> float:
     """Dollars for one run: seconds x rate / 3600."""
     return seconds_per_update * updates * rate_hour / 3600.0
+
+
+def lpt_loads(durations: Sequence[float], instances: int) -> list[float]:
+    """Hours per instance when runs, longest first, go to the least-loaded instance."""
+    if instances <= 0:
+        raise ValueError("instances must be positive")
+    heap = [(0.0, i) for i in range(instances)]
+    for d in sorted(durations, reverse=True):
+        load, i = heapq.heappop(heap)
+        heapq.heappush(heap, (load + d, i))
+    return [load for load, _ in sorted(heap, key=lambda t: t[1])]
+
+
+def makespan(durations: Sequence[float], instances: int) -> float:
+    """Wall-clock hours of the LPT packing on ``instances`` instances."""
+    return max(lpt_loads(durations, instances), default=0.0)
+
+
+def fewest_instances(durations: Sequence[float], deadline_hours: float,
+                     limit: int) -> int | None:
+    """The fewest instances (at most ``limit``) whose LPT makespan meets the deadline."""
+    if not durations:
+        return 1
+    target = deadline_hours * (1.0 + _TOL)
+    if max(durations) > target:
+        return None
+    start = max(1, math.ceil(sum(durations) / target - _TOL))  # the same tolerance
+    for p in range(start, min(limit, len(durations)) + 1):
+        if makespan(durations, p) <= target:
+            return p
+    return None
+
+
+def quickest_instances(durations: Sequence[float], limit: int) -> int:
+    """The fewest instances (at most ``limit``) that reach the shortest makespan."""
+    cap = max(1, min(limit, len(durations)))
+    best = makespan(durations, cap)
+    return next(p for p in range(1, cap + 1) if makespan(durations, p) <= best * (1 + _TOL))
 
 
 def _price_options(offer: Offer, spot: bool) -> list[tuple[Pricing, float]]:
@@ -78,98 +257,53 @@ def _price_options(offer: Offer, spot: bool) -> list[tuple[Pricing, float]]:
     return options
 
 
-def enumerate_plans(
-    estimates: Sequence[SplitEstimate], offers: Sequence[Offer], c: Constraints
-) -> list[Plan]:
-    """Every (offer, pricing, split) whose split fits the GPU and has a time.
-
-    An estimate for N GPUs per run pairs only with offers of ``gpu_count == N``.
-    """
-    by_gpu: dict[tuple[str, float], list[SplitEstimate]] = {}
+def fastest_fitting(estimates: Sequence[SplitEstimate]) -> dict[tuple[str, int], SplitEstimate]:
+    """The fastest split that fits, per (GPU, GPUs per run); the first on a tie."""
+    best: dict[tuple[str, int], SplitEstimate] = {}
     for e in estimates:
-        if e.fits and e.seconds_per_update is not None:
-            by_gpu.setdefault((e.gpu, float(e.world_size)), []).append(e)
+        if not e.fits or e.seconds_per_update is None:
+            continue
+        key = (e.gpu, e.world_size)
+        cur = best.get(key)
+        if cur is None or e.seconds_per_update < (cur.seconds_per_update or math.inf):
+            best[key] = e
+    return best
+
+
+def candidate_plans(
+    groups: Sequence[tuple[RunGroup, Sequence[SplitEstimate]]],
+    offers: Sequence[Offer],
+    limits: Limits,
+) -> tuple[list[Plan], dict[str, set[str]]]:
+    """Every offer and pricing option that can run every group, on ``limits.parallel``
+    instances; and, per GPU, the groups that fit none of its splits."""
+    best = [(g, fastest_fitting(est)) for g, est in groups]
     plans: list[Plan] = []
+    missing: dict[str, set[str]] = {}
     for offer in offers:
-        for pricing, rate in _price_options(offer, c.spot):
-            for e in by_gpu.get((offer.gpu, float(offer.gpu_count)), ()):
-                assert e.seconds_per_update is not None
-                hours = e.seconds_per_update * c.updates / 3600.0
-                cost = run_cost(e.seconds_per_update, c.updates, rate)
-                plans.append(
-                    Plan(
-                        gpu=offer.gpu,
-                        provider=offer.provider,
-                        region=offer.region,
-                        instance_type=offer.instance_type,
-                        gpu_count=offer.gpu_count,
-                        pricing=pricing,
-                        rate_hour=rate,
-                        micro_batch=e.micro_batch,
-                        grad_accum=e.grad_accum,
-                        seconds_per_update=e.seconds_per_update,
-                        time_source=e.time_source,
-                        peak_gib=e.peak_gib,
-                        usable_gib=e.usable_gib,
-                        fits=e.fits,
-                        hours_per_run=hours,
-                        cost_per_run=cost,
-                        hours_all_runs=hours * c.runs,
-                        cost_all_runs=cost * c.runs,
-                        price_source=offer.source,
-                        price_date=offer.fetched_at,
-                        world_size=e.world_size,
-                    )
-                )
-    return plans
+        key = (offer.gpu, int(offer.gpu_count)) if offer.gpu_count == int(offer.gpu_count) else None
+        chosen = [(g, table.get(key) if key else None) for g, table in best]
+        absent = {g.name for g, e in chosen if e is None}
+        if absent:
+            if len(absent) < len(chosen):
+                missing.setdefault(offer.gpu, set()).update(absent)
+            continue
+        runs = tuple(GroupRun(g, e) for g, e in chosen if e is not None)
+        for pricing, rate in _price_options(offer, limits.spot):
+            allowance = limits.spot_allowance if pricing == "spot" else 0.0
+            plans.append(Plan(offer, pricing, rate, runs, allowance, limits.parallel))
+    return plans, missing
 
 
-def _sort_key(objective: str) -> Callable[[Plan], tuple[float, float, str, str]]:
-    if objective in ("min_time", "min_time_under_budget"):
-        return lambda p: (p.hours_all_runs, p.cost_all_runs, p.provider, p.region)
-    return lambda p: (p.cost_all_runs, p.hours_all_runs, p.provider, p.region)
-
-
-def rank(plans: Sequence[Plan], c: Constraints) -> list[Plan]:
-    """Plans that meet the constraints, best first; InfeasibleError when none does."""
-    if not plans:
+def plan(candidates: Sequence[Plan], objective: Objective, limits: Limits) -> list[Plan]:
+    """The plans that meet the objective's constraints, each on the instance count it
+    chooses, best first; InfeasibleError (saying what would work) when none does."""
+    if not candidates:
         raise InfeasibleError(
             "no split of the job fits any candidate GPU that has a price; allow more GPUs "
             "(gpus:), a smaller sequence_length, gradient_checkpointing: true or method: qlora"
         )
-    kept = list(plans)
-    if c.objective == "min_cost_under_deadline":
-        assert c.deadline_hours is not None
-        kept = [p for p in plans if p.hours_all_runs <= c.deadline_hours]
-        if not kept:
-            fastest = min(plans, key=lambda p: p.hours_all_runs)
-            raise InfeasibleError(
-                f"deadline_hours: no plan finishes {c.runs} run(s) in {c.deadline_hours:g} h; "
-                f"the fastest ({fastest.gpu} on {fastest.provider}, {fastest.split}) needs "
-                f"{fastest.hours_all_runs:.2f} h: raise deadline_hours to at least "
-                f"{fastest.hours_all_runs:.2f} or lower runs"
-            )
-    elif c.objective == "min_time_under_budget":
-        assert c.budget_usd is not None
-        kept = [p for p in plans if p.cost_all_runs <= c.budget_usd]
-        if not kept:
-            cheapest = min(plans, key=lambda p: p.cost_all_runs)
-            raise InfeasibleError(
-                f"budget_usd: no plan runs {c.runs} run(s) for ${c.budget_usd:g}; the cheapest "
-                f"({cheapest.gpu} on {cheapest.provider}, {cheapest.split}) costs "
-                f"${cheapest.cost_all_runs:.2f}: raise budget_usd to at least "
-                f"{cheapest.cost_all_runs:.2f} or lower runs"
-            )
-    return sorted(kept, key=_sort_key(c.objective))
-
-
-def best_per_offer(plans: Sequence[Plan]) -> list[Plan]:
-    """Keep the first (best-ranked) plan of every offer and pricing option, order kept."""
-    seen: set[tuple[str, str, str, str, str]] = set()
-    out = []
-    for p in plans:
-        key = (p.gpu, p.provider, p.region, p.instance_type, p.pricing)
-        if key not in seen:
-            seen.add(key)
-            out.append(p)
-    return out
+    kept = [p for p in (objective.choose(c, limits) for c in candidates) if p is not None]
+    if not kept:
+        raise InfeasibleError(objective.infeasible(candidates, limits))
+    return sorted(kept, key=objective.sort_key)

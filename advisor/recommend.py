@@ -1,4 +1,7 @@
-"""``gacost recommend``: job + prices + profiles -> a :class:`Report` (data, no printing)."""
+"""``gacost recommend``: job + prices + profiles -> a :class:`Report` (data, no printing).
+
+:func:`estimate_job` is the shared front half of every report: the job's split estimates on
+every candidate GPU and the offers it may use; the planner does the rest."""
 
 from __future__ import annotations
 
@@ -8,7 +11,8 @@ from dataclasses import dataclass, field
 from gacost.advisor import predictor
 from gacost.advisor.breakeven import BreakEven, GpuBest, all_pairs, best_splits
 from gacost.advisor.calibration_advice import calibration_advice, model_ratio
-from gacost.advisor.planner import Constraints, Plan, best_per_offer, enumerate_plans, rank
+from gacost.advisor.objectives import Objective, objective_of
+from gacost.advisor.planner import Limits, Plan, RunGroup, candidate_plans, plan
 from gacost.advisor.predictor import TrainSetup
 from gacost.advisor.split_estimates import (
     SkippedGpu,
@@ -20,7 +24,7 @@ from gacost.base import embedded, gpu_table, models
 from gacost.base.errors import UnknownNameError, did_you_mean
 from gacost.base.job import Job
 from gacost.base.profile import Profile, loads_profile
-from gacost.base.records import Offer
+from gacost.base.records import ModelArch, Offer
 
 
 @dataclass(frozen=True)
@@ -94,16 +98,40 @@ def _filter_offers(job: Job, offers: Sequence[Offer], gpus: Sequence[str],
     return kept
 
 
-def recommend(
-    job: Job,
-    offers: Sequence[Offer],
-    user_profiles: Sequence[Profile] = (),
-    *,
-    price_as_of: str = "",
-    price_source: str = "",
-    top: int = 10,
-) -> Report:
-    """Plan the job over the offers; raises InfeasibleError when nothing qualifies."""
+def job_limits(job: Job, *, spot: bool | None = None, spot_allowance: float | None = None,
+               parallel: int = 1, max_instances: int | None = None) -> Limits:
+    """The job's limits, with any command-line overrides."""
+    return Limits(
+        spot=job.spot if spot is None else spot,
+        spot_allowance=job.spot_allowance if spot_allowance is None else spot_allowance,
+        parallel=parallel,
+        max_instances=job.max_instances if max_instances is None else max_instances,
+    )
+
+
+def job_objective(job: Job) -> Objective:
+    """The objective the job names, with its deadline or budget."""
+    return objective_of(job.objective, job.deadline_hours, job.budget_usd)
+
+
+@dataclass(frozen=True)
+class Estimated:
+    """A job's split estimates for every candidate GPU, the offers it may use, and notes."""
+
+    model: str
+    arch: ModelArch
+    setup: TrainSetup
+    fitted: predictor.FittedModel
+    estimates: list[SplitEstimate]
+    skipped: list[SkippedGpu]
+    offers: list[Offer]
+    notes: list[str]
+
+
+def estimate_job(job: Job, offers: Sequence[Offer],
+                 user_profiles: Sequence[Profile] = ()) -> Estimated:
+    """Every split of ``job`` on every candidate GPU (measured or predicted) and the offers
+    of its GPUs and providers."""
     notes: list[str] = []
     model_name, cfg = models.load_model_config(job.model)
     arch = models.model_arch(model_name, cfg)
@@ -123,49 +151,72 @@ def recommend(
         sequence_length=job.sequence_length, precision=job.precision,
         gradient_checkpointing=job.gradient_checkpointing,
     )
-    model = predictor.fitted_model([*user_profiles, *reference_profiles()], archs=[arch])
+    fitted = predictor.fitted_model([*user_profiles, *reference_profiles()], archs=[arch])
     worlds = job.world_sizes()
     estimates: list[SplitEstimate] = []
     skipped: list[SkippedGpu] = []
     for world in worlds:
         found, missed = estimate_splits(
-            arch, setup, specs, job.splits(world), matched, job.vram_margin, model=model,
+            arch, setup, specs, job.splits(world), matched, job.vram_margin, model=fitted,
             world=world,
         )
         estimates += found
         skipped += [s for s in missed if s not in skipped]
     chosen = _filter_offers(job, offers, gpu_names, notes, worlds)
-    constraints = Constraints(
-        updates=job.updates, runs=job.runs, objective=job.objective, spot=job.spot,
-        deadline_hours=job.deadline_hours, budget_usd=job.budget_usd,
-    )
-    ranked = best_per_offer(rank(enumerate_plans(estimates, chosen, constraints), constraints))
-    winner = ranked[0]
-    # break-even compares GPUs at one world size: the recommended plan's
-    same = [e for e in estimates if e.world_size == winner.world_size]
-    priced = {o.gpu for o in chosen if o.gpu_count == winner.world_size}
-    best = {g: b for g, b in best_splits(same).items() if g in priced}
-    rates: dict[str, float] = {}
-    for plan in ranked:
-        if plan.world_size == winner.world_size:
-            rates[plan.gpu] = min(rates.get(plan.gpu, plan.rate_hour), plan.rate_hour)
-    advice = calibration_advice(
-        ranked, estimates, job.objective, model_ratio(model, arch, setup, gpu_table.gpu_specs())
-    )
     for world in worlds:
         have = {o.gpu for o in chosen if o.gpu_count == world}
         no_price = sorted({e.gpu for e in estimates if e.world_size == world} - have)
         what = "single-GPU" if world == 1 else f"{world}-GPU"
         if no_price and (len(worlds) == 1 or world == 1):
             notes.append(f"no {what} offer in the price data for: {', '.join(no_price)}")
+    return Estimated(model_name, arch, setup, fitted, estimates, skipped, chosen, notes)
+
+
+def run_group(job: Job, name: str = "job", runs: int | None = None) -> RunGroup:
+    """The planning view of a (group) job."""
+    return RunGroup(name, job.runs if runs is None else runs, job.updates,
+                    job.sequence_length, job.effective_batch)
+
+
+def recommend(
+    job: Job,
+    offers: Sequence[Offer],
+    user_profiles: Sequence[Profile] = (),
+    *,
+    price_as_of: str = "",
+    price_source: str = "",
+    top: int = 10,
+) -> Report:
+    """Plan the job (one run group: a sweep is planned by ``budget``) over the offers with
+    the job's objective and limits; raises InfeasibleError when nothing qualifies."""
+    base = job.model_copy(update={"sweep": None}) if job.sweep is not None else job
+    est = estimate_job(base, offers, user_profiles)
+    limits = job_limits(base)
+    candidates, _ = candidate_plans([(run_group(base), est.estimates)], est.offers, limits)
+    objective = job_objective(base)
+    ranked = plan(candidates, objective, limits)
+    winner = ranked[0]
+    # break-even compares GPUs at one world size: the recommended plan's
+    world = winner.estimate.world_size
+    same = [e for e in est.estimates if e.world_size == world]
+    priced = {o.gpu for o in est.offers if o.gpu_count == world}
+    best = {g: b for g, b in best_splits(same).items() if g in priced}
+    rates: dict[str, float] = {}
+    for p in ranked:
+        if p.estimate.world_size == world:
+            rates[p.gpu] = min(rates.get(p.gpu, p.rate_hour), p.rate_hour)
+    advice = calibration_advice(
+        ranked, est.estimates, objective,
+        model_ratio(est.fitted, est.arch, est.setup, gpu_table.gpu_specs()),
+    )
     return Report(
-        model=model_name, updates=job.updates, runs=job.runs, objective=job.objective,
-        effective_batch=job.effective_batch, plans=ranked[:top], recommended=winner,
+        model=est.model, updates=base.updates, runs=base.runs, objective=base.objective,
+        effective_batch=base.effective_batch, plans=ranked[:top], recommended=winner,
         splits_on_recommended=[
-            e for e in estimates if e.gpu == winner.gpu and e.world_size == winner.world_size
+            e for e in est.estimates if e.gpu == winner.gpu and e.world_size == world
         ],
-        best=best, break_evens=all_pairs(best, rates), skipped=skipped, notes=notes,
+        best=best, break_evens=all_pairs(best, rates), skipped=est.skipped, notes=est.notes,
         price_as_of=price_as_of, price_source=price_source,
-        estimates=estimates, calibrate=list(advice.gpus), advice=list(advice.reasons),
-        model_fit=fit_lines(model),
+        estimates=est.estimates, calibrate=list(advice.gpus), advice=list(advice.reasons),
+        model_fit=fit_lines(est.fitted),
     )

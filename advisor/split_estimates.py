@@ -47,12 +47,6 @@ class SplitEstimate:
         return None if self.peak_gib is None else self.usable_gib - self.peak_gib
 
     @property
-    def headroom_frac(self) -> float | None:
-        """Headroom as a fraction of the usable memory."""
-        room = self.headroom_gib
-        return None if room is None or self.usable_gib <= 0 else room / self.usable_gib
-
-    @property
     def memory_tight(self) -> bool:
         """Kept, but the upper end of the peak band exceeds the usable memory."""
         return self.fits and self.peak_high_gib is not None and self.peak_high_gib > self.usable_gib

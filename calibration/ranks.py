@@ -62,6 +62,8 @@ def finish() -> None:
 
 def agree(flag: bool) -> bool:
     """Rank 0's ``flag`` on every rank (all ranks must call it together)."""
+    if world_size() == 1:
+        return flag
     import torch.distributed as dist
 
     if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:

@@ -3,11 +3,12 @@ records (no torch), and their JSON form for the torchrun workers."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from gacost.base.errors import GacostError
+from gacost.base.errors import CalibrationError, GacostError
 from gacost.base.job import Job, parse_job
 
 
@@ -77,3 +78,33 @@ def request_from_dict(data: dict[str, Any]) -> CalibrateRequest:
         tokenizer=data["tokenizer"],
         nproc=int(data["nproc"]),
     )
+
+
+def parse_splits(
+    text: str, effective_batch: int, world: int = 1
+) -> tuple[tuple[int, int], ...]:
+    """``"1x4,2x2"`` -> ((1, 4), (2, 2)), each checked: ``m * k * world = effective_batch``."""
+    if not text.strip():
+        raise CalibrationError("--splits: give at least one split, e.g. 1x4,2x2")
+    out = []
+    for part in text.split(","):
+        found = re.fullmatch(r"\s*(\d+)\s*[xX*]\s*(\d+)\s*", part)
+        if not found:
+            raise CalibrationError(f"--splits: '{part}' is not of the form MxK (e.g. 2x2)")
+        m, k = int(found.group(1)), int(found.group(2))
+        if m <= 0 or k <= 0 or m * k * world != effective_batch:
+            per = f" with {world} processes" if world > 1 else ""
+            raise CalibrationError(
+                f"--splits: {m}x{k}{per} does not multiply to the job's effective_batch "
+                f"{effective_batch}"
+            )
+        out.append((m, k))
+    return tuple(sorted(set(out)))
+
+
+def parse_size_gib(text: str) -> float:
+    """``16GiB``, ``16GB`` (taken as GiB), ``24g`` or ``16`` -> GiB."""
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(gib|gb|g)?\s*", text.lower())
+    if not found or float(found.group(1)) <= 0:
+        raise CalibrationError(f"--vram-limit: '{text}' is not a size like 16GiB")
+    return float(found.group(1))

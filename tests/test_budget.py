@@ -6,31 +6,34 @@ import csv
 import io
 import json
 import math
-import subprocess
-import sys
 from itertools import product
 from pathlib import Path
 
 import pytest
 
 from gacost.advisor.budget import (
-    GroupRun,
-    OfferPlan,
     best_by_pricing,
     collect,
-    fewest_instances,
-    lpt_loads,
-    makespan,
     parse_hours,
     plan_budget,
     units_affordable,
 )
+from gacost.advisor.planner import (
+    GroupRun,
+    Limits,
+    Plan,
+    Pricing,
+    RunGroup,
+    fewest_instances,
+    lpt_loads,
+    makespan,
+)
+from gacost.advisor.split_estimates import SplitEstimate
 from gacost.base.errors import InfeasibleError
 from gacost.base.job import load_job, parse_job
 from gacost.base.records import Offer
 from gacost.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
 JOBS = Path(__file__).parent / "fixtures" / "jobs"
 MIXED = JOBS / "valid" / "sweep-mixed.yaml"
 T4_4X1 = 2.3792  # published T4 profile, Qwen3-1.7B LoRA fp16 B=4, split 4x1 (its fastest)
@@ -44,11 +47,15 @@ HEADER = ("provider,region,instance_type,gpu,gpu_count,gpu_memory_gib,vcpus,ram_
 
 
 def _plan(hours: list[tuple[int, float]], rate: float, allowance: float = 0.0,
-          provider: str = "p") -> OfferPlan:
-    groups = tuple(GroupRun(f"g{i}", n, 100, 512, 4, 4, 1, 1.0, "measured", h)
-                   for i, (n, h) in enumerate(hours))
-    pricing = "spot" if allowance else "on-demand"
-    return OfferPlan("T4", provider, "r", "box", pricing, rate, allowance, groups)
+          provider: str = "p") -> Plan:
+    """A plan whose group i has ``runs`` runs of ``h`` hours: 3600 updates at h s/update."""
+    groups = tuple(
+        GroupRun(RunGroup(f"g{i}", n, 3600, 512, 4),
+                 SplitEstimate("T4", 4, 1, h, "measured", 5.0, "measured", 14.0, True))
+        for i, (n, h) in enumerate(hours))
+    pricing: Pricing = "spot" if allowance else "on-demand"
+    offer = Offer(provider, "r", "box", "T4", 1, 16, 4, 16, rate, rate, "test", "2026-01-01")
+    return Plan(offer, pricing, rate, groups, allowance)
 
 
 # --- pure arithmetic ------------------------------------------------------------------------
@@ -90,57 +97,100 @@ def test_totals_spot_allowance_and_deadline_oracle() -> None:
     assert on_demand.gpu_hours == 12.0 and on_demand.cost == 6.0
     assert spot.run_hours() == pytest.approx([3.6, 3.6, 2.4, 2.4, 2.4])
     assert spot.gpu_hours == pytest.approx(14.4) and spot.cost == pytest.approx(2.88)
+    for n in (1, 2, 5):  # billing is per busy hour: the instance count changes no dollar
+        assert spot.on(n).cost == pytest.approx(2.88) and on_demand.on(n).cost == 6.0
 
-    none = plan_budget([on_demand, spot], parallel=2)
-    assert none.best.plan is spot  # cheapest first
-    assert [r.wall_hours for r in none.rows] == pytest.approx([8.4, 7.0])  # LPT on 2
+    none = plan_budget([on_demand, spot], Limits(spot=True, parallel=2))
+    assert none.best.plan.key == spot.key  # cheapest first
+    assert [r.plan.instances for r in none.rows] == [2, 2]
+    # LPT on 2: spot 3.6 | 3.6, then 2.4 to each (6.0 | 6.0), then 2.4 -> 8.4;
+    # on-demand 3 | 3, 2 | 2, then 2 -> 7.
+    assert [r.plan.wall_hours for r in none.rows] == pytest.approx([8.4, 7.0])
 
     # Deadline 8 h: on-demand meets it on 2 (makespan 7), spot (8.4 on 2) needs 3:
     # 3.6 | 3.6 | 2.4+2.4 ... loads 3.6+2.4, 3.6, 2.4+2.4 = 6.0.
-    dl = plan_budget([on_demand, spot], deadline_hours=8.0, max_instances=8)
-    by = {r.plan.provider: r for r in dl.rows}
-    assert (by["p"].instances, by["p"].deadline_wall_hours) == (2, 7.0)
-    assert by["s"].instances == 3 and by["s"].deadline_wall_hours == pytest.approx(6.0)
-    assert dl.best.plan is spot and dl.best.meets_deadline  # cheaper, and meets it on 3
+    dl = plan_budget([on_demand, spot], Limits(spot=True), deadline_hours=8.0)
+    by = {r.plan.provider: r.plan for r in dl.rows}
+    assert (by["p"].instances, by["p"].wall_hours) == (2, 7.0)
+    assert by["s"].instances == 3 and by["s"].wall_hours == pytest.approx(6.0)
+    assert dl.best.plan.key == spot.key  # cheaper, and meets it on 3
+    assert dl.deadline_hours == 8.0
     on_demand_row = best_by_pricing(dl, "on-demand")
-    assert on_demand_row is not None and on_demand_row.plan is on_demand
+    assert on_demand_row is not None and on_demand_row.plan == on_demand.on(2)
+    # the same plans on at most 2 instances: spot cannot meet 8 h and is not listed at all
+    capped = plan_budget([on_demand, spot], Limits(spot=True, max_instances=2),
+                         deadline_hours=8.0)
+    assert [r.plan.key for r in capped.rows] == [on_demand.key]
+    assert best_by_pricing(capped, "spot") is None
 
-    # With a $2.50 budget the spot plan ($2.88) no longer qualifies, nor does on-demand.
-    with pytest.raises(InfeasibleError, match=r"raise --budget to at least 2\.88"):
-        plan_budget([on_demand, spot], deadline_hours=8.0, budget_usd=2.5)
+    # With a $2.50 budget the spot plan ($2.88) no longer qualifies, nor does on-demand ($6),
+    # and nothing is affordable at any deadline, so only the budget advice is given.
+    with pytest.raises(InfeasibleError) as info:
+        plan_budget([on_demand, spot], Limits(spot=True), deadline_hours=8.0, budget_usd=2.5)
+    text = str(info.value)
+    assert text.startswith("--budget: no offer finishes the 5 run(s) in 8 h for $2.5")
+    assert "on 3 instance(s), costs $2.88: raise --budget to at least 2.88" in text
+    assert "--deadline" not in text
+    # With $3, spot qualifies within the budget on 3 instances; the note gives the total.
+    ok = plan_budget([on_demand, spot], Limits(spot=True), deadline_hours=8.0, budget_usd=3.0)
+    assert [r.plan.key for r in ok.rows] == [spot.key] and ok.best.plan.instances == 3
+    assert ok.notes == ["the whole job costs $2.88 at the cheapest (T4 on s r (box, spot)); "
+                        "the budget is $3"]
+
+
+def test_budget_and_deadline_advice_offers_a_later_deadline() -> None:
+    # Six one-hour runs: on-demand at $1/h costs $6, spot at $0.5/h with a 50 % allowance
+    # runs 1.5 h each and costs 6 x 1.5 x 0.5 = $4.50. Deadline 1.2 h: on-demand meets it
+    # on 6 instances; spot (1.5 h per run) never does. A $5 budget excludes on-demand.
+    # Spot is affordable: on the 6 allowed instances each run runs alone, so the wall-clock
+    # is 1.5 h, and a deadline of 1.5 h would do.
+    on_demand = _plan([(6, 1.0)], rate=1.0)
+    spot = _plan([(6, 1.0)], rate=0.5, allowance=0.5, provider="s")
+    with pytest.raises(InfeasibleError) as info:
+        plan_budget([on_demand, spot], Limits(spot=True, max_instances=6),
+                    deadline_hours=1.2, budget_usd=5.0)
+    text = str(info.value)
+    assert ("the cheapest that does, T4 on p r (box, on-demand) on 6 instance(s), costs "
+            "$6.00: raise --budget to at least 6.00") in text
+    assert text.endswith("or give --deadline 1.5 or later (T4 on s r (box, spot), $4.50)")
 
 
 def test_budget_buys_runs_or_sweeps() -> None:
     single = _plan([(10, 2.0)], rate=0.5)  # $1.00 per run
     spot = _plan([(10, 2.0)], rate=0.3, allowance=0.25, provider="s")  # 2.5 h x 0.3 = $0.75
-    bp = plan_budget([single, spot], budget_usd=7.5)
-    assert bp.unit == "run"
+    bp = plan_budget([single, spot], Limits(spot=True), budget_usd=7.5)
+    assert bp.unit == "run" and bp.runs == 10
     assert [(r.plan.provider, r.units_bought) for r in bp.rows] == [("s", 10), ("p", 7)]
+    assert [r.unit_cost for r in bp.rows] == pytest.approx([0.75, 1.0])
     assert bp.rows[0].within_budget and not bp.rows[1].within_budget  # 10 runs cost $10
     sweep = _plan([(2, 1.0), (1, 4.0)], rate=1.0)  # $6 per complete sweep
-    bs = plan_budget([sweep], budget_usd=20)
+    bs = plan_budget([sweep], Limits(), budget_usd=20)
     assert (bs.unit, bs.best.unit_cost, bs.best.units_bought) == ("sweep", 6.0, 3)
     assert units_affordable(0.3, 0.1) == 3  # not 2 from 0.3 / 0.1 = 2.9999999999999996
 
 
 def test_budget_too_small_says_what_it_takes() -> None:
     with pytest.raises(InfeasibleError) as info:
-        plan_budget([_plan([(2, 1.0), (1, 4.0)], rate=1.0)], budget_usd=5)
+        plan_budget([_plan([(2, 1.0), (1, 4.0)], rate=1.0)], Limits(), budget_usd=5)
     assert "buys no complete sweep" in str(info.value)
     assert "raise --budget to at least 6.00" in str(info.value)
 
 
 def test_deadline_advice_later_deadline_or_more_instances() -> None:
     p = _plan([(6, 1.0)], rate=1.0)  # six one-hour runs
-    with pytest.raises(InfeasibleError) as info:
-        plan_budget([p], deadline_hours=1.5, max_instances=4)
+    with pytest.raises(InfeasibleError) as info:  # on 4 instances: 1+1 | 1+1 | 1 | 1 = 2 h
+        plan_budget([p], Limits(max_instances=4), deadline_hours=1.5)
     text = str(info.value)
-    assert "needs 2.00 h on 4" in text and "--deadline 2h or later" in text
-    assert "--max-instances 6" in text
+    assert text.startswith("--deadline: no offer finishes the 6 run(s) in 1.5 h on at most 4 "
+                           "instance(s)")
+    assert "needs 2.00 h on 4: raise --deadline to at least 2," in text
+    assert "or allow --max-instances 6 (T4 on p r (box, on-demand) then meets 1.5 h for " \
+           "$6.00)" in text
     with pytest.raises(InfeasibleError) as info:
-        plan_budget([p], deadline_hours=0.5, max_instances=4)
+        plan_budget([p], Limits(max_instances=4), deadline_hours=0.5)
     assert "a single run takes at least 1.00 h, so more instances cannot help" in str(
         info.value)
+    assert "in 30 min" in str(info.value)
 
 
 @pytest.mark.parametrize(("text", "hours"), [
@@ -156,22 +206,27 @@ def test_parse_hours_rejects(text: str) -> None:
         parse_hours(text)
 
 
-# --- end to end over recommend() with exact, measured T4 times --------------------------------
+# --- end to end over the estimates with exact, measured T4 times -----------------------------
+
+
+SPOT = Limits(spot=True, spot_allowance=0.2)
 
 
 def test_mixed_sweep_against_hand_computed_hours() -> None:
-    found = collect(load_job(MIXED), OFFERS, spot=True, spot_allowance=0.2)
+    found = collect(load_job(MIXED), OFFERS, limits=SPOT)
     assert [(g.name, g.runs, g.updates) for g in found.groups] == [
         ("lr-seed", 4, 1000), ("long", 2, 3000), ("epochs", 1, 1000)]
     plans = {(p.provider, p.pricing): p for p in found.plans}
     assert set(plans) == {("test", "on-demand"), ("test", "spot"), ("cheap", "on-demand")}
     for p in plans.values():
-        assert [(g.split, g.time_source, g.seconds_per_update) for g in p.groups] == [
-            ("4x1", "measured", T4_4X1)] * 3
+        assert [(g.estimate.micro_batch, g.estimate.grad_accum, g.estimate.time_source,
+                 g.seconds_per_update) for g in p.groups] == [(4, 1, "measured", T4_4X1)] * 3
+        assert p.groups[0].group is found.groups[0]
     # 4 x 1000 + 2 x 3000 + 1 x 1000 = 11000 updates = 11 U hours
     assert plans["cheap", "on-demand"].gpu_hours == pytest.approx(11 * U)
     assert plans["cheap", "on-demand"].cost == pytest.approx(11 * U * 0.45)
     assert plans["test", "on-demand"].cost == pytest.approx(11 * U * 0.526)
+    assert plans["test", "spot"].allowance == 0.2
     assert plans["test", "spot"].gpu_hours == pytest.approx(11 * U * 1.2)
     assert plans["test", "spot"].cost == pytest.approx(11 * U * 1.2 * 0.2)
     assert sorted(plans["test", "spot"].run_hours()) == pytest.approx(
@@ -180,40 +235,53 @@ def test_mixed_sweep_against_hand_computed_hours() -> None:
     # 3 h = 4.54 U. On-demand runs [3,3,1,1,1,1,1] U: 2 instances -> 6 U (3.97 h), too late;
     # 3 -> 3+1 | 3+1 | 1+1+1 = 4 U (2.64 h). Spot (x1.2): 3 -> 4.8 U (3.17 h), too late;
     # 4 -> 3.6 | 3.6 | 1.2+1.2+1.2 | 1.2+1.2 = 3.6 U. Spot is the cheapest: 4 instances.
-    dl = plan_budget(found.plans, deadline_hours=3.0)
-    rows = {(r.plan.provider, r.plan.pricing): r for r in dl.rows}
+    dl = plan_budget(found.plans, SPOT, deadline_hours=3.0)
+    rows = {(r.plan.provider, r.plan.pricing): r.plan for r in dl.rows}
+    assert set(rows) == set(plans)
     assert rows["cheap", "on-demand"].instances == 3
-    assert rows["cheap", "on-demand"].deadline_wall_hours == pytest.approx(4 * U)
+    assert rows["cheap", "on-demand"].wall_hours == pytest.approx(4 * U)
+    assert rows["test", "on-demand"].instances == 3
     assert rows["test", "spot"].instances == 4
-    assert rows["test", "spot"].deadline_wall_hours == pytest.approx(3.6 * U)
-    assert (dl.best.plan.provider, dl.best.plan.pricing) == ("test", "spot")
+    assert rows["test", "spot"].wall_hours == pytest.approx(3.6 * U)
+    assert [(r.plan.provider, r.plan.pricing) for r in dl.rows] == [
+        ("test", "spot"), ("cheap", "on-demand"), ("test", "on-demand")]  # cheapest first
     assert dl.best.plan.cost == pytest.approx(11 * U * 1.2 * 0.2)
 
-    with pytest.raises(InfeasibleError) as info:  # the 3000-update runs take 1.98 h each
-        plan_budget(found.plans, deadline_hours=1.5)
-    assert "--deadline 1.99h or later" in str(info.value)
-    assert "a single run takes at least 1.98 h" in str(info.value)
+    # At most 3 instances: spot needs 4, so it is no longer listed; cheap on-demand wins.
+    dl3 = plan_budget(found.plans, Limits(spot=True, max_instances=3), deadline_hours=3.0)
+    assert [(r.plan.provider, r.plan.pricing, r.plan.instances) for r in dl3.rows] == [
+        ("cheap", "on-demand", 3), ("test", "on-demand", 3)]
 
-    bp = plan_budget(found.plans, budget_usd=10)
+    with pytest.raises(InfeasibleError) as info:  # the 3000-update runs take 1.98 h each
+        plan_budget(found.plans, SPOT, deadline_hours=1.5)
+    # The fastest is on-demand (no allowance), the cheaper one: every run on its own
+    # instance (7 <= 8) still takes 3 U = 1.983 h, rounded up to the cent 1.99.
+    text = str(info.value)
+    assert ("the fastest, T4 on cheap r2 (t4-cheap, on-demand), needs 1.98 h on 7: raise "
+            "--deadline to at least 1.99") in text
+    assert "a single run takes at least 1.98 h" in text
+
+    bp = plan_budget(found.plans, SPOT, budget_usd=10)
     assert [(r.plan.provider, r.plan.pricing, r.units_bought) for r in bp.rows] == [
         ("test", "spot", math.floor(10 / (11 * U * 0.24))),  # 5 sweeps
         ("cheap", "on-demand", math.floor(10 / (11 * U * 0.45))),  # 3
         ("test", "on-demand", math.floor(10 / (11 * U * 0.526))),  # 2
     ]
+    assert [r.units_bought for r in bp.rows] == [5, 3, 2]
 
 
 def test_single_group_runs_and_spot_off() -> None:
     job = parse_job({"model": "Qwen/Qwen3-1.7B", "lora": {"r": 16, "alpha": 32},
                      "sequence_length": 512, "effective_batch": 4, "precision": "fp16",
                      "work": {"updates": 1000}, "gpus": ["T4"], "runs": 3})
-    found = collect(job, OFFERS, spot=False)
+    found = collect(job, OFFERS, limits=Limits(spot=False))
     assert {p.pricing for p in found.plans} == {"on-demand"}
-    bp = plan_budget(found.plans, budget_usd=1.0)
+    bp = plan_budget(found.plans, Limits(), budget_usd=1.0)
     assert bp.unit == "run" and bp.best.plan.provider == "cheap"
     assert bp.best.unit_cost == pytest.approx(U * 0.45)
     assert bp.best.units_bought == 3  # $1 / $0.297
     with pytest.raises(InfeasibleError, match=r"raise --budget to at least 0\.30"):
-        plan_budget(found.plans, budget_usd=0.2)
+        plan_budget(found.plans, Limits(), budget_usd=0.2)
 
 
 def test_group_that_fits_nowhere_is_named() -> None:
@@ -236,38 +304,73 @@ def _prices(tmp_path: Path) -> Path:
     return path
 
 
-def gacost(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gacost.cli", *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=60)
+def gacost(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``gacost ARGS`` in process: exit code, stdout, stderr."""
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
-def test_cli_formats_carry_the_same_fields(tmp_path: Path) -> None:
+def test_cli_formats_carry_the_same_fields(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
     args = ("budget", "--job", str(MIXED), "--prices", str(_prices(tmp_path)),
             "--deadline", "180m", "--budget", "10")
-    as_json = json.loads(gacost(*args, "--format", "json").stdout)
+    code, out, err = gacost(capsys, *args, "--format", "json")
+    assert code == 0, err
+    as_json = json.loads(out)
     assert (as_json["best"]["provider"], as_json["best"]["pricing"]) == ("test", "spot")
     assert as_json["best"]["instances"] == 4 and as_json["deadline_hours"] == 3.0
+    assert as_json["best"]["wall_hours"] == pytest.approx(3.6 * U)
     assert as_json["best"]["cost"] == pytest.approx(11 * U * 0.24)
+    assert as_json["max_instances"] == 8 and as_json["budget_usd"] == 10
     assert [g["runs"] for g in as_json["groups"]] == [4, 2, 1]
-    rows = list(csv.DictReader(io.StringIO(gacost(*args, "--format", "csv").stdout)))
-    assert len(rows) == len(as_json["rows"]) == 3
+    assert [g["wall_hours_per_run"] for g in as_json["best"]["groups"]] == pytest.approx(
+        [1.2 * U, 3.6 * U, 1.2 * U])
+    assert as_json["best_by_pricing"]["on-demand"]["provider"] == "cheap"
+    code, out, _ = gacost(capsys, *args, "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert code == 0 and len(rows) == len(as_json["rows"]) == 3
     for row, full in zip(rows, as_json["rows"], strict=True):
         assert set(row) == set(full) - {"groups"}
         assert float(row["cost"]) == pytest.approx(full["cost"])
         assert row["splits"] == "lr-seed=4x1 long=4x1 epochs=4x1"
-    table = gacost(*args)
-    assert table.returncode == 0, table.stderr
+    code, table, err = gacost(capsys, *args)
+    assert code == 0, err
     for header in ("GPU-h", "$ total", "instances", "meets deadline", "sweeps bought", "m x k"):
-        assert header in table.stdout
-    assert "cheapest is T4 on test r1 (t4-box, spot) on 4 instance(s)" in table.stdout
-    assert "spot hours +20% for interruptions" in table.stdout
+        assert header in table
+    assert "cheapest is T4 on test r1 (t4-box, spot) on 4 instance(s)" in table
+    assert "spot hours +20% for interruptions" in table
 
 
-def test_cli_infeasible_deadline_exits_3(tmp_path: Path) -> None:
-    late = gacost("budget", "--job", str(MIXED), "--prices", str(_prices(tmp_path)),
-                  "--deadline", "1.5h")
-    assert late.returncode == 3 and late.stderr.startswith("error: --deadline: ")
-    assert "1.99h or later" in late.stderr and "Traceback" not in late.stderr
+def test_cli_max_instances_from_the_job_and_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The job's max_instances: 3 leaves out spot (it needs 4 instances for 3 h, see
+    # test_mixed_sweep_against_hand_computed_hours); --max-instances 4 brings it back.
+    job = tmp_path / "job.yaml"
+    job.write_text(MIXED.read_text() + "max_instances: 3\n")
+    args = ("budget", "--job", str(job), "--prices", str(_prices(tmp_path)),
+            "--deadline", "3h", "--format", "json")
+    code, out, err = gacost(capsys, *args)
+    assert code == 0, err
+    capped = json.loads(out)
+    assert capped["max_instances"] == 3
+    assert [(r["provider"], r["pricing"], r["instances"]) for r in capped["rows"]] == [
+        ("cheap", "on-demand", 3), ("test", "on-demand", 3)]
+    assert capped["best_by_pricing"]["spot"] is None
+    code, out, err = gacost(capsys, *args, "--max-instances", "4")
+    assert code == 0, err
+    assert (json.loads(out)["best"]["pricing"], json.loads(out)["best"]["instances"]) == (
+        "spot", 4)
+
+
+def test_cli_infeasible_deadline_exits_3(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = gacost(capsys, "budget", "--job", str(MIXED), "--prices",
+                          str(_prices(tmp_path)), "--deadline", "1.5h")
+    assert code == 3 and err.startswith("error: --deadline: ")
+    assert "raise --deadline to at least 1.99" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize(("flag", "value", "code", "message"), [
@@ -286,6 +389,12 @@ def test_cli_bad_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str], flag:
     assert err.startswith(message) and len(err.strip().splitlines()) == 1
 
 
+# Spot runs of U' = U x (1 + allowance): five of 1 U' and two of 3 U' (11 U' in all).
+# One instance: 11 U'. Three, LPT: 3 | 3 | 1, then 1 -> C (2), 1 -> C (3), then all three
+# at 3: 1 -> A (4), 1 -> B (4): 4 U' (no packing of 11 on 3 beats ceil(11 / 3) = 4 U').
+WALL_UNITS = {1: 11, 3: 4}
+
+
 @pytest.mark.parametrize(("allowance", "parallel"), list(product([0.0, 0.5], [1, 3])))
 def test_cli_allowance_and_parallel(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                     allowance: float, parallel: int) -> None:
@@ -294,6 +403,14 @@ def test_cli_allowance_and_parallel(tmp_path: Path, capsys: pytest.CaptureFixtur
                  "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     spot = next(r for r in out["rows"] if r["pricing"] == "spot")
+    assert spot["spot_allowance"] == allowance and spot["instances"] == parallel
     assert spot["gpu_hours"] == pytest.approx(11 * U * (1 + allowance))
-    durations = [U * (1 + allowance)] * 5 + [3 * U * (1 + allowance)] * 2
-    assert spot["wall_hours"] == pytest.approx(makespan(durations, parallel))
+    assert spot["cost"] == pytest.approx(11 * U * (1 + allowance) * 0.2)
+    assert spot["wall_hours"] == pytest.approx(WALL_UNITS[parallel] * U * (1 + allowance))
+
+
+def test_fewest_instances_uses_one_tolerance() -> None:
+    # runs a hair (within the tolerance) over the deadline: four instances meet it
+    d = [1.0 + 5e-10] * 4
+    assert makespan(d, 4) <= 1.0 * (1 + 1e-9)
+    assert fewest_instances(d, 1.0, 8) == 4

@@ -7,7 +7,7 @@ import pytest
 from gacost.base.errors import CalibrationError
 from gacost.calibration import stats
 from gacost.calibration.oom import is_oom
-from gacost.calibration.run import parse_size_gib, parse_splits
+from gacost.calibration.request import parse_size_gib, parse_splits
 
 
 def test_median_and_iqr() -> None:

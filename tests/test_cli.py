@@ -1,8 +1,13 @@
-"""The ``gacost`` command end to end: subprocesses for exit codes, in-process for data."""
+"""The ``gacost`` command end to end: the real entry point (``main``) in-process for exit
+codes, output and data; one subprocess each for the console entry point and for what a
+fresh interpreter imports."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +17,7 @@ import pytest
 from gacost.advisor.recommend import recommend
 from gacost.base.job import load_job
 from gacost.base.records import Offer
+from gacost.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "qwen3-1.7b-lora.yaml"
@@ -19,14 +25,25 @@ JOBS = Path(__file__).parent / "fixtures" / "jobs"
 
 
 def gacost(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    """Run the CLI as a user would."""
-    return subprocess.run(
-        [sys.executable, "-m", "gacost.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-    )
+    """Run the CLI's entry point in this process, as ``gacost ARGS`` in ``cwd`` would."""
+    out, err = io.StringIO(), io.StringIO()
+    before = Path.cwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:  # argparse: --help, usage errors
+                code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        os.chdir(before)
+    return subprocess.CompletedProcess(["gacost", *args], code, out.getvalue(), err.getvalue())
+
+
+def test_the_console_entry_point_runs() -> None:
+    result = subprocess.run([sys.executable, "-m", "gacost", "--version"], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.startswith("gacost "), result.stderr
 
 
 def _error_lines(stderr: str) -> list[str]:
@@ -73,8 +90,9 @@ def test_published_t4_profile_cost_is_exact() -> None:
     offer = Offer("test", "r1", "t4-box", "T4", 1, 16, 4, 16, 0.526, None, "test", "2026-01-01")
     report = recommend(job, [offer])
     best = report.recommended
-    assert (best.time_source, best.micro_batch, best.grad_accum) == ("measured", 4, 1)
-    assert best.seconds_per_update == 2.3792
+    e = best.estimate
+    assert (e.time_source, e.micro_batch, e.grad_accum) == ("measured", 4, 1)
+    assert e.seconds_per_update == 2.3792
     assert best.cost_per_run == 2.3792 * job.updates * 0.526 / 3600
 
 

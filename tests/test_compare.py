@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from gacost.advisor.compare import compare, comparison_dict, spread
+from gacost.advisor.compare import compare, spread
 from gacost.advisor.recommend import recommend
 from gacost.base.errors import InfeasibleError, UnknownNameError
 from gacost.base.job import parse_job
 from gacost.base.records import Offer
 from gacost.cli import main
+from gacost.reports.compare import comparison_dict, row_dict
 
 T4_4X1 = 2.3792  # the published T4 profile's fastest split
 JOB = parse_job({"model": "Qwen/Qwen3-1.7B", "lora": {"r": 16, "alpha": 32},
@@ -47,11 +48,33 @@ def test_t4_at_every_offer_cheapest_first_with_spread() -> None:
                    ("a", "on-demand", 0.526)]
     costs = [HOURS * 1.2 * 0.2, HOURS * 0.35, HOURS * 0.45, HOURS * 0.526]
     assert [p.cost for p in c.rows] == pytest.approx(costs)
-    assert all(g.split == "4x1" and g.time_source == "measured" for p in c.rows
+    assert all(p.split == "4x1" and p.time_source == "measured" for p in c.rows)
+    assert all((g.estimate.micro_batch, g.estimate.grad_accum) == (4, 1) for p in c.rows
                for g in p.groups)
+    assert [p.allowance for p in c.rows] == [0.2, 0.0, 0.0, 0.0]
+    assert {p.offer.gpu_count for p in c.rows} == {1}  # the 4-GPU box is left out
+    assert c.runs == 2 and all(p.runs == 2 for p in c.rows)
     assert (c.spread.low, c.spread.high) == pytest.approx((costs[0], costs[-1]))
     assert c.spread.median == pytest.approx((costs[1] + costs[2]) / 2)
     assert c.spread.ratio == pytest.approx(0.526 / 0.24)
+    row = row_dict(c.rows[0], c.spread.low)
+    assert row["cost_per_run"] == pytest.approx(costs[0] / 2)
+    assert row["gpu_hours"] == pytest.approx(HOURS * 1.2) and row["vs_cheapest"] == 1.0
+
+
+def test_spot_allowance_comes_from_the_job_unless_given() -> None:
+    # spot: true and spot_allowance: 1.0 in the job: the spot T4 at $0.2 runs 2 x HOURS and
+    # costs HOURS x 0.4, now dearer than b's on-demand $0.35; an explicit 0.5 -> HOURS x 0.3.
+    job = JOB.model_copy(update={"spot": True, "spot_allowance": 1.0})
+    c = compare(job, OFFERS, gpu="T4")
+    assert [(p.provider, p.pricing) for p in c.rows] == [
+        ("b", "on-demand"), ("a", "spot"), ("c", "on-demand"), ("a", "on-demand")]
+    spot = c.rows[1]
+    assert spot.allowance == 1.0 and spot.cost == pytest.approx(HOURS * 2.0 * 0.2)
+    assert spot.gpu_hours == pytest.approx(2 * HOURS)
+    given = compare(job, OFFERS, gpu="T4", spot_allowance=0.5)
+    assert [(p.provider, p.pricing) for p in given.rows][:2] == [("a", "spot"), ("b", "on-demand")]
+    assert given.rows[0].cost == pytest.approx(HOURS * 1.5 * 0.2)
 
 
 def test_break_even_matrix_is_the_inverse_time_ratio() -> None:
@@ -62,8 +85,9 @@ def test_break_even_matrix_is_the_inverse_time_ratio() -> None:
         for b in best:
             if a != b:
                 expect = best[b].seconds_per_update / best[a].seconds_per_update
-                assert c.threshold(a, b) == pytest.approx(expect)
-                assert c.threshold(a, b) * (c.threshold(b, a) or 0) == pytest.approx(1.0)
+                ab, ba = c.threshold(a, b), c.threshold(b, a)
+                assert ab is not None and ba is not None
+                assert ab == pytest.approx(expect) and ab * ba == pytest.approx(1.0)
     assert c.threshold("T4", "T4") is None
     matrix = comparison_dict(c)["break_even"]["matrix"]
     assert set(matrix) == set(best) and matrix["T4"]["L4"] == c.threshold("T4", "L4")
@@ -108,6 +132,10 @@ def test_cli_json_csv_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     as_json = json.loads(capsys.readouterr().out)
     assert [r["provider"] for r in as_json["rows"]] == ["b", "c", "a"]
     assert as_json["spread"]["min"] == pytest.approx(HOURS * 0.35)
+    assert main([*base, "--spot", "--spot-allowance", "0.5", "--format", "json"]) == 0
+    spot = json.loads(capsys.readouterr().out)["rows"][0]  # 1.5 x $0.2 beats b's $0.35
+    assert (spot["provider"], spot["pricing"], spot["spot_allowance"]) == ("a", "spot", 0.5)
+    assert spot["cost"] == pytest.approx(HOURS * 1.5 * 0.2)
     assert main([*base, "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [set(r) for r in rows] == [set(r) - {"groups"} for r in as_json["rows"]]

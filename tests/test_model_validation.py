@@ -31,6 +31,10 @@ def _module() -> ModuleType:
     return mod
 
 
+# The benchmark's fits (seconds): run in CI, skipped in the inner loop.
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def result() -> dict[str, Any]:
     out: dict[str, Any] = _module().validate()

@@ -67,6 +67,7 @@ def test_bad_nproc_is_a_one_line_error(
     assert code != 0 and err.startswith(f"error: {message}") and err.count("\n") == 1
 
 
+@pytest.mark.slow  # imports the torch stack
 def test_resume_refuses_a_profile_of_another_gpu_count(tmp_path: Path) -> None:
     job = load_job(JOB)
     workload = job.workload(job.model)
@@ -79,6 +80,7 @@ def test_resume_refuses_a_profile_of_another_gpu_count(tmp_path: Path) -> None:
     assert _run()._resume(out, workload.fingerprint(), "CPU", 2) is not None
 
 
+@pytest.mark.slow  # imports the torch stack
 def test_default_out_names_the_gpu_count() -> None:
     assert _run().default_out("H100-SXM", "Qwen/Qwen3-1.7B", "abcdef0123", 8).name == (
         "H100-SXMx8--Qwen3-1.7B--abcdef01.json"

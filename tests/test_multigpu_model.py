@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from gacost.advisor import predictor, time_model
-from gacost.advisor.planner import Constraints, enumerate_plans
+from gacost.advisor.planner import Limits, RunGroup, candidate_plans
 from gacost.advisor.recommend import recommend
 from gacost.advisor.split_estimates import SplitEstimate
 from gacost.advisor.time_model import Link, TrainSetup
@@ -128,21 +128,38 @@ def _est(gpu: str, m: int, k: int, s: float, world: int = 1) -> SplitEstimate:
                          world_size=world)
 
 
-def test_solver_pairs_world_sizes_with_gpu_counts_priced_per_instance() -> None:
-    c = Constraints(updates=3600, runs=1)
+def test_planner_pairs_world_sizes_with_gpu_counts_priced_per_instance() -> None:
+    group = RunGroup("job", 1, 3600, 1024, 32)
     estimates = [_est("H100-SXM", 4, 8, 2.0), _est("H100-SXM", 4, 1, 0.3, world=8)]
-    plans = enumerate_plans(estimates, OFFERS, c)
-    got = {(p.instance_type, p.split, p.world_size) for p in plans}
+    plans, missing = candidate_plans([(group, estimates)], OFFERS, Limits())
+    got = {(p.instance_type, p.split, p.estimate.world_size) for p in plans}
+    # no 2-GPU estimate: the 2x box is left out; the L4 offers have no estimate at all
     assert got == {("1x-H100-SXM", "4x8", 1), ("8x-H100-SXM", "4x1 x 8 GPUs", 8)}
-    eight = next(p for p in plans if p.world_size == 8)
+    assert missing == {}
+    eight = next(p for p in plans if p.estimate.world_size == 8)
+    # 3600 updates x 0.3 s = 1 h on the whole 8-GPU instance at its $24/h
     assert eight.rate_hour == 24.0 and eight.cost_per_run == pytest.approx(0.3 * 24.0)
-    assert eight.gpu_count == 8
+    assert eight.cost == pytest.approx(0.3 * 24.0) and eight.gpu_hours == pytest.approx(0.3)
+    assert eight.offer.gpu_count == 8
+    one = next(p for p in plans if p.estimate.world_size == 1)
+    assert one.cost == pytest.approx(2.0 * 3.0)  # 2 h on the $3/h single H100
+
+
+def test_a_world_size_pairs_only_with_its_gpu_count() -> None:
+    # Only a 2-GPU estimate: the 1-, 8-GPU and the fractional offers are all left out.
+    group = RunGroup("job", 3, 100, 1024, 32)
+    plans, _ = candidate_plans([(group, [_est("H100-SXM", 4, 4, 1.0, world=2)])], OFFERS,
+                               Limits())
+    assert [(p.instance_type, p.rate_hour, p.split) for p in plans] == [
+        ("2x-H100-SXM", 6.0, "4x4 x 2 GPUs")]
+    assert plans[0].cost == pytest.approx(3 * 100 * 1.0 / 3600 * 6.0)
 
 
 def test_recommend_fixed_world_uses_only_matching_offers() -> None:
     report = recommend(parse_job({**BASE, "gpus_per_run": 8}), OFFERS)
     assert {p.instance_type for p in report.plans} == {"8x-H100-SXM"}
-    assert all(p.world_size == 8 and p.micro_batch * p.grad_accum * 8 == 32
+    assert all(p.estimate.world_size == 8
+               and p.estimate.micro_batch * p.estimate.grad_accum * 8 == 32
                for p in report.plans)
     assert any("GPU count not 8" in n for n in report.notes)
     assert any("no 8-GPU offer" in n and "L4" in n for n in report.notes)
@@ -150,17 +167,17 @@ def test_recommend_fixed_world_uses_only_matching_offers() -> None:
 
 def test_recommend_choose_compares_single_and_multi_gpu_offers() -> None:
     report = recommend(parse_job({**BASE, "gpus_per_run": "choose"}), OFFERS, top=20)
-    kinds = {(p.instance_type, p.world_size) for p in report.plans}
+    kinds = {(p.instance_type, p.estimate.world_size) for p in report.plans}
     assert kinds == {("1x-H100-SXM", 1), ("2x-H100-SXM", 2), ("8x-H100-SXM", 8), ("1x-L4", 1)}
     assert any("offers left out" in n for n in report.notes)  # the half L4
     fast = recommend(parse_job({**BASE, "gpus_per_run": "choose", "objective": "min_time"}),
                      OFFERS)
-    assert fast.recommended.world_size == 8
+    assert fast.recommended.estimate.world_size == 8
 
 
 def test_single_gpu_behaviour_is_unchanged() -> None:
     report = recommend(parse_job(BASE), OFFERS, top=20)
-    assert {p.world_size for p in report.plans} == {1}
+    assert {p.estimate.world_size for p in report.plans} == {1}
     assert any("multi-GPU or fractional-GPU offers left out (single-GPU job)" in n
                for n in report.notes)
 
@@ -178,7 +195,7 @@ def test_a_multi_gpu_profile_is_measured_only_at_its_world_size() -> None:
     prof = _eight_gpu_profile()
     eight = recommend(parse_job({**BASE, "gpus_per_run": 8}), OFFERS, [prof])
     assert eight.recommended.time_source == "measured"
-    assert eight.recommended.seconds_per_update == pytest.approx(0.25)
+    assert eight.recommended.estimate.seconds_per_update == pytest.approx(0.25)
     one = recommend(parse_job(BASE), OFFERS, [prof], top=20)
     assert {p.time_source for p in one.plans} == {"predicted"}
     name, cfg = models.load_model_config(BASE["model"])

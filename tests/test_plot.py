@@ -69,6 +69,7 @@ def test_band_is_optional() -> None:
     assert band_of(_est("L4", 1, 1.5, low=2.0, high=1.9)) is None  # not a band
 
 
+@pytest.mark.slow  # renders with matplotlib
 def test_draw_writes_a_png_with_the_expected_series(tmp_path: Path) -> None:
     from matplotlib.image import imread
 
@@ -95,6 +96,7 @@ def _files(tmp_path: Path) -> tuple[Path, Path]:
     return job, prices
 
 
+@pytest.mark.slow  # renders with matplotlib
 def test_recommend_plot_and_html(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                  monkeypatch: pytest.MonkeyPatch) -> None:
     import gacost.commands.recommend as command
@@ -124,6 +126,7 @@ def test_recommend_plot_and_html(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "data:image/png;base64," in page and "Recommended:" in page
 
 
+@pytest.mark.slow  # renders with matplotlib
 def test_bad_plot_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     job, prices = _files(tmp_path)
     assert main(["recommend", "--job", str(job), "--plot", str(tmp_path / "x.jpg")]) == 1

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from gacost.base.errors import JobSpecError
 from gacost.base.job import load_job, parse_job
+from gacost.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 JOBS = Path(__file__).parent / "fixtures" / "jobs"
@@ -88,11 +87,10 @@ def test_grid_count_is_the_product() -> None:
         ("sweep-grid-and-runs.yaml", "error: sweep[0]: group 'both': give exactly one"),
     ],
 )
-def test_cli_reports_bad_sweeps_on_one_line(name: str, message: str) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "gacost.cli", "budget", "--job", str(JOBS / "invalid" / name)],
-        capture_output=True, text=True, cwd=ROOT, timeout=60,
-    )
-    assert result.returncode == 2
-    assert result.stderr.startswith(message) and "Traceback" not in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1
+def test_cli_reports_bad_sweeps_on_one_line(
+    name: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["budget", "--job", str(JOBS / "invalid" / name)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message) and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1

@@ -154,6 +154,8 @@ class Job(_Strict):
     deadline_hours: float | None = Field(None, gt=0)
     budget_usd: float | None = Field(None, gt=0)
     vram_margin: float = Field(0.10, ge=0, lt=0.9)
+    max_instances: int = Field(8, ge=1, le=1000)
+    spot_allowance: float = Field(0.2, ge=0, le=10)
     sweep: list[RunGroup] | None = None
     gpus_per_run: int | Literal["choose"] = 1
 

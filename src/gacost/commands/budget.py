@@ -6,10 +6,10 @@ import argparse
 import json
 
 from gacost.advisor.budget import collect, parse_hours, plan_budget
-from gacost.advisor.budget import row_dict as budget_row
+from gacost.advisor.recommend import job_limits
 from gacost.base.errors import JobSpecError
 from gacost.commands.inputs import add_common, load_inputs, number
-from gacost.reports.budget import plan_dict, render_text
+from gacost.reports.budget import budget_row, plan_dict, render_text
 from gacost.reports.formats import rows_csv
 
 
@@ -20,8 +20,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--budget", metavar="USD", help="dollars: the most runs or sweeps it buys")
     p.add_argument("--deadline", metavar="T",
                    help="finish all runs within T (12h, 90m, 1.5d or hours)")
-    p.add_argument("--max-instances", default="8", metavar="P",
-                   help="instances one plan may run in parallel to meet --deadline (default 8)")
+    p.add_argument("--max-instances", metavar="P",
+                   help="instances one plan may run in parallel to meet --deadline "
+                        "(default: the job's max_instances, 8)")
     p.add_argument("--parallel", default="1", metavar="P",
                    help="instances for the wall-clock column (default 1)")
     p.add_argument("--top", default="10", metavar="N", help="show the N best offers (default 10)")
@@ -31,8 +32,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> str:
     """Compute and render the plan."""
     parallel = int(number("--parallel", args.parallel, integer=True, high=100_000))
-    max_instances = int(number("--max-instances", args.max_instances, integer=True,
-                               high=100_000))
+    max_instances = None if args.max_instances is None else int(
+        number("--max-instances", args.max_instances, integer=True, high=100_000))
     top = int(number("--top", args.top, integer=True))
     budget = None if args.budget is None else number("--budget", args.budget)
     try:
@@ -48,18 +49,20 @@ def run(args: argparse.Namespace) -> str:
         budget = job.budget_usd
         notes.append(f"budget ${budget:g} from the job's budget_usd")
     spot = args.spot or job.spot
-    found = collect(job, table.offers, profiles, spot=spot, spot_allowance=allowance)
-    plan = plan_budget(found.plans, parallel=parallel, deadline_hours=deadline,
-                       budget_usd=budget, max_instances=max_instances)
+    limits = job_limits(job, spot=spot, spot_allowance=allowance, parallel=parallel,
+                        max_instances=max_instances)
+    found = collect(job, table.offers, profiles, limits)
+    plan = plan_budget(found.plans, limits, deadline_hours=deadline, budget_usd=budget)
     notes = [*notes, *plan.notes, *found.notes]
     if not spot:
         notes.append("spot prices not considered (the job has spot: false; --spot adds them)")
     prices = f"{table.source}, as of {table.as_of}"
     if args.format == "json":
-        return json.dumps(plan_dict(found, plan, allowance, notes, prices), indent=2)
-    rows = [budget_row(r) for r in plan.rows[:top]]
+        return json.dumps(plan_dict(found, plan, limits.spot_allowance, notes, prices),
+                          indent=2)
+    rows = [budget_row(r, plan) for r in plan.rows[:top]]
     if args.format == "csv":
         return rows_csv(rows).rstrip("\n")
-    return render_text(found, plan, allowance, rows, notes, prices)
+    return render_text(found, plan, limits.spot_allowance, rows, notes, prices)
 
 

@@ -59,13 +59,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> str:
-    """Run the calibration and summarise it."""
+    """Run the calibration and summarise it. Every flag is checked before torch, TRL and
+    the rest of the calibration stack are imported (that import takes seconds)."""
+    from gacost.calibration.request import (  # pure: no torch
+        CalibrateRequest,
+        SweepOptions,
+        parse_size_gib,
+        parse_splits,
+    )
+
     job = load_job(args.job)
-    try:
-        from gacost.calibration.request import CalibrateRequest, SweepOptions
-        from gacost.calibration.run import calibrate, parse_size_gib, parse_splits
-    except ImportError as exc:
-        raise CalibrationError(f"{INSTALL_HINT} ({exc.name} is missing)") from None
     if (
         args.warmup < 0
         or args.max_updates < 1
@@ -94,7 +97,7 @@ def run(args: argparse.Namespace) -> str:
             "processes"
         )
     splits = (
-        parse_splits(args.splits, job.effective_batch, nproc) if args.splits
+        parse_splits(args.splits, job.effective_batch, nproc) if args.splits is not None
         else job.splits(nproc)
     )
     req = CalibrateRequest(
@@ -116,6 +119,10 @@ def run(args: argparse.Namespace) -> str:
         tokenizer=args.tokenizer,
         nproc=nproc,
     )
+    try:
+        from gacost.calibration.run import calibrate
+    except ImportError as exc:
+        raise CalibrationError(f"{INSTALL_HINT} ({exc.name} is missing)") from None
     profile, out = calibrate(req)
     if launched > 1 and os.environ.get("RANK", "0") != "0":
         return ""  # under an outside launcher only rank 0 reports (and wrote the profile)

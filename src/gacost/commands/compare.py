@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from gacost.advisor.compare import compare, comparison_dict, row_dict
+from gacost.advisor.compare import compare
 from gacost.commands.inputs import add_common, load_inputs
-from gacost.reports.compare import render_text
+from gacost.reports.compare import comparison_dict, render_text, row_dict
 from gacost.reports.formats import rows_csv
 
 
@@ -22,6 +22,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> str:
     """Compute and render the comparison."""
     job, table, profiles, allowance = load_inputs(args)
+    allowance = job.spot_allowance if allowance is None else allowance
     c = compare(job, table.offers, profiles, gpu=args.gpu, spot=args.spot,
                 spot_allowance=allowance)
     if args.format == "json":

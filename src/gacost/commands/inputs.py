@@ -95,8 +95,9 @@ def add_common(p: argparse.ArgumentParser) -> None:
                    help="a price file in the snapshot CSV format (default: embedded snapshot)")
     p.add_argument("--spot", action="store_true",
                    help="also price spot offers (as the job's spot: true does)")
-    p.add_argument("--spot-allowance", default="0.2", metavar="X",
-                   help="extra time added to spot runs for interruptions (default 0.2 = 20%%)")
+    p.add_argument("--spot-allowance", metavar="X",
+                   help="extra time added to spot runs for interruptions (default: the job's "
+                        "spot_allowance, 0.2 = 20%%)")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
     p.add_argument("--refresh-prices", action="store_true",
                    help="fetch price sources whose cache is older than the max age first "
@@ -119,10 +120,13 @@ def number(flag: str, text: str, *, low: float = 0.0, high: float = float("inf")
     return value
 
 
-def load_inputs(args: argparse.Namespace) -> tuple[Job, PriceTable, list[Profile], float]:
-    """The job, price table, profiles and spot allowance of the shared flags."""
-    allowance = number("--spot-allowance", args.spot_allowance, low=0.0, high=10.0,
-                       strict_low=False)
+def load_inputs(
+    args: argparse.Namespace,
+) -> tuple[Job, PriceTable, list[Profile], float | None]:
+    """The job, price table, profiles and spot allowance (None: the job's) of the shared
+    flags."""
+    allowance = None if args.spot_allowance is None else number(
+        "--spot-allowance", args.spot_allowance, low=0.0, high=10.0, strict_low=False)
     job = load_job(args.job)
     profiles = [read_profile(p) for p in args.profile]
     return job, price_table(args.prices, refresh=args.refresh_prices), profiles, allowance

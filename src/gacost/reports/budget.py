@@ -5,9 +5,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gacost.advisor.budget import BudgetPlan, Collected, best_by_pricing, groups_dict, hours_text
-from gacost.advisor.budget import row_dict as budget_row
+from gacost.advisor.budget import BudgetPlan, BudgetRow, Collected, best_by_pricing
+from gacost.advisor.objectives import hours_text
 from gacost.reports.formats import Column, fixed, plain, table_text, yes_no
+from gacost.reports.plans import groups_dict, splits_text
+
+
+def budget_row(r: BudgetRow, bp: BudgetPlan) -> dict[str, Any]:
+    """One row as a flat dict (numbers stay numbers); the table shows the same fields."""
+    p = r.plan
+    out: dict[str, Any] = {
+        "gpu": p.gpu, "provider": p.provider, "region": p.region,
+        "instance_type": p.instance_type, "pricing": p.pricing, "rate_hour": p.rate_hour,
+        "spot_allowance": p.allowance, "runs": p.runs, "gpu_hours": p.gpu_hours,
+        "cost": p.cost, "unit_cost": r.unit_cost, "instances": p.instances,
+        "wall_hours": p.wall_hours,
+    }
+    if bp.deadline_hours is not None:
+        out.update(meets_deadline=p.wall_hours <= bp.deadline_hours * (1 + 1e-9))
+    if r.units_bought is not None:
+        out.update(units_bought=r.units_bought, within_budget=r.within_budget)
+    out["splits"] = splits_text(p)
+    return out
 
 
 def plan_dict(found: Collected, plan: BudgetPlan, allowance: float, notes: list[str],
@@ -19,15 +38,15 @@ def plan_dict(found: Collected, plan: BudgetPlan, allowance: float, notes: list[
         "runs": plan.runs, "unit": plan.unit,
         "assumptions": {"packing": "longest-processing-time first", "spot_allowance":
                         allowance, "billing": "GPU-hours x rate"},
-        "parallel": plan.parallel, "max_instances": plan.max_instances,
+        "parallel": plan.limits.parallel, "max_instances": plan.limits.max_instances,
         "deadline_hours": plan.deadline_hours, "budget_usd": plan.budget_usd,
-        "best": {**budget_row(plan.best), "groups": groups_dict(plan.best.plan)},
+        "best": {**budget_row(plan.best, plan), "groups": groups_dict(plan.best.plan)},
         "best_by_pricing": {
-            pricing: None if row is None else budget_row(row)
+            pricing: None if row is None else budget_row(row, plan)
             for pricing in ("on-demand", "spot")
             for row in [best_by_pricing(plan, pricing)]
         },
-        "rows": [{**budget_row(r), "groups": groups_dict(r.plan)} for r in plan.rows],
+        "rows": [{**budget_row(r, plan), "groups": groups_dict(r.plan)} for r in plan.rows],
         "notes": notes, "prices": prices,
     }
 
@@ -45,9 +64,8 @@ def render_text(found: Collected, plan: BudgetPlan, allowance: float,
         ("instance_type", "instance", plain), ("pricing", "pricing", plain),
         ("rate_hour", "$/h", fixed(3)), ("gpu_hours", "GPU-h", fixed(2)),
         ("cost", "$ total", fixed(2)),
-        ("unit_cost", unit, fixed(2)), ("wall_hours", f"wall h on {plan.parallel}", fixed(2)),
-        ("instances", "instances", plain), ("deadline_wall_hours", "wall h", fixed(2)),
-        ("meets_deadline", "meets deadline", yes_no),
+        ("unit_cost", unit, fixed(2)), ("instances", "instances", plain),
+        ("wall_hours", "wall h", fixed(2)), ("meets_deadline", "meets deadline", yes_no),
         ("units_bought", "runs bought" if plan.unit == "run" else "sweeps bought", plain),
         ("within_budget", "all in budget", yes_no), ("splits", "m x k", plain),
     ]
@@ -64,16 +82,16 @@ def render_text(found: Collected, plan: BudgetPlan, allowance: float,
 def _answer(plan: BudgetPlan) -> str:
     b, p = plan.best, plan.best.plan
     if plan.deadline_hours is not None:
-        text = (f"Deadline {hours_text(plan.deadline_hours)} (at most {plan.max_instances} "
-                f"instances): cheapest is {p.label} on {b.instances} instance(s): "
-                f"{b.deadline_wall_hours or 0.0:.2f} h wall-clock, {p.gpu_hours:.2f} GPU-h, "
-                f"${p.cost:.2f}")
+        text = (f"Deadline {hours_text(plan.deadline_hours)} (at most "
+                f"{plan.limits.max_instances} instances): cheapest is {p.label} on "
+                f"{p.instances} instance(s): {p.wall_hours:.2f} h wall-clock, "
+                f"{p.gpu_hours:.2f} GPU-h, ${p.cost:.2f}")
         if plan.budget_usd is not None:
             text += f" (budget ${plan.budget_usd:g})"
         other = best_by_pricing(plan, "on-demand" if p.pricing == "spot" else "spot")
         if other is not None:
-            text += (f"\n  best {other.plan.pricing}: {other.plan.label} on {other.instances} "
-                     f"instance(s): {other.deadline_wall_hours or 0.0:.2f} h, "
+            text += (f"\n  best {other.plan.pricing}: {other.plan.label} on "
+                     f"{other.plan.instances} instance(s): {other.plan.wall_hours:.2f} h, "
                      f"${other.plan.cost:.2f}")
         return text
     if plan.budget_usd is not None:
@@ -82,4 +100,4 @@ def _answer(plan: BudgetPlan) -> str:
                 f"{what} at ${b.unit_cost:.2f} each (the job needs {plan.runs} run(s), "
                 f"${p.cost:.2f} there)")
     return (f"Cheapest: {p.label}: {p.gpu_hours:.2f} GPU-h, ${p.cost:.2f} for {plan.runs} "
-            f"run(s), {b.wall_hours:.2f} h wall-clock on {plan.parallel} instance(s)")
+            f"run(s), {p.wall_hours:.2f} h wall-clock on {p.instances} instance(s)")

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tabulate import tabulate
 
 from gacost.advisor.compare import Comparison
+from gacost.advisor.planner import Plan
 from gacost.reports.formats import Column, fixed, plain, table_text
+from gacost.reports.plans import groups_dict, splits_text
 
 COLUMNS: list[Column] = [
     ("provider", "provider", plain), ("region", "region", plain),
@@ -59,3 +63,36 @@ def render_text(c: Comparison, rows: list[dict[str, object]], allowance: float,
     lines += [f"note: {n}" for n in c.notes]
     lines.append(f"prices: {prices}")
     return "\n".join(lines)
+
+
+def row_dict(p: Plan, cheapest: float) -> dict[str, Any]:
+    """One offer as a flat dict (numbers stay numbers); the table shows the same fields."""
+    return {
+        "gpu": p.gpu, "provider": p.provider, "region": p.region,
+        "instance_type": p.instance_type, "pricing": p.pricing, "rate_hour": p.rate_hour,
+        "spot_allowance": p.allowance,
+        "splits": splits_text(p),
+        "time_source": "/".join(dict.fromkeys(g.estimate.time_source for g in p.groups)),
+        "runs": p.runs, "gpu_hours": p.gpu_hours, "cost_per_run": p.cost / p.runs,
+        "cost": p.cost, "vs_cheapest": p.cost / cheapest if cheapest > 0 else None,
+    }
+
+
+def comparison_dict(c: Comparison) -> dict[str, Any]:
+    """The JSON form: every row, the spread, and the break-even matrix of every GPU."""
+    gpus = sorted({b.gpu_a for b in c.break_evens} | {b.gpu_b for b in c.break_evens})
+    low = c.spread.low
+    return {
+        "model": c.model, "gpu": c.gpu, "runs": c.runs,
+        "rows": [{**row_dict(p, low), "groups": groups_dict(p)} for p in c.rows],
+        "spread": {"min": c.spread.low, "median": c.spread.median, "max": c.spread.high,
+                   "max_over_min": c.spread.ratio, "offers": len(c.rows)},
+        "gpus_by_cost": c.gpus_by_cost,
+        "break_even": {
+            "meaning": "row A is the cheaper fine-tune iff rate_A < threshold x rate_B",
+            "gpus": gpus,
+            "matrix": {a: {b: c.threshold(a, b) for b in gpus if b != a} for a in gpus},
+            "shown": c.matrix_gpus,
+        },
+        "notes": c.notes,
+    }

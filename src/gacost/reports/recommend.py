@@ -22,23 +22,25 @@ PLAN_COLUMNS = [
 ]
 
 
-def _estimate(r: Report, p: Plan) -> SplitEstimate | None:
-    for e in r.estimates:
-        if (e.gpu, e.micro_batch, e.grad_accum) == (p.gpu, p.micro_batch, p.grad_accum):
-            return e
-    return None
-
-
-def plan_row(p: Plan, e: SplitEstimate | None = None) -> dict[str, Any]:
-    """One plan as a flat dict (numbers stay numbers); ``e`` adds its 90 % bands."""
-    row = {key: getattr(p, key) for key, _ in PLAN_COLUMNS}
-    row.update(micro_batch=p.micro_batch, grad_accum=p.grad_accum, gpu_count=p.gpu_count,
-               usable_gib=p.usable_gib, hours_all_runs=p.hours_all_runs,
-               price_source=p.price_source, price_date=p.price_date)
-    if e is not None:
-        row.update(seconds_low=e.seconds_low, seconds_high=e.seconds_high,
-                   peak_low_gib=e.peak_low_gib, peak_high_gib=e.peak_high_gib,
-                   headroom_gib=e.headroom_gib)
+def plan_row(p: Plan) -> dict[str, Any]:
+    """One plan as a flat dict (numbers stay numbers), with its estimate's 90 % bands."""
+    e = p.estimate
+    row = {
+        "gpu": p.gpu, "provider": p.provider, "region": p.region,
+        "instance_type": p.instance_type, "pricing": p.pricing, "rate_hour": p.rate_hour,
+        "split": p.split, "seconds_per_update": e.seconds_per_update,
+        "hours_per_run": p.hours_per_run, "cost_per_run": p.cost_per_run,
+        "cost_all_runs": p.cost, "fits": e.fits, "peak_gib": e.peak_gib,
+        "time_source": e.time_source,
+        "micro_batch": e.micro_batch, "grad_accum": e.grad_accum,
+        "gpu_count": p.offer.gpu_count, "usable_gib": e.usable_gib,
+        "hours_all_runs": p.wall_hours, "instances": p.instances,
+        "spot_allowance": p.allowance,
+        "price_source": p.offer.source, "price_date": p.offer.fetched_at,
+        "seconds_low": e.seconds_low, "seconds_high": e.seconds_high,
+        "peak_low_gib": e.peak_low_gib, "peak_high_gib": e.peak_high_gib,
+        "headroom_gib": e.headroom_gib,
+    }
     return row
 
 
@@ -46,14 +48,14 @@ def _band(lo: float | None, hi: float | None, fmt: str) -> str:
     return "" if lo is None or hi is None else f"{lo:{fmt}}-{hi:{fmt}}"
 
 
-def _fmt_plan(p: Plan, e: SplitEstimate | None = None) -> list[Any]:
-    peak = "" if p.peak_gib is None else f"{p.peak_gib:.1f}/{p.usable_gib:.1f}"
-    band = "" if e is None else _band(e.seconds_low, e.seconds_high, ".3f")
+def _fmt_plan(p: Plan) -> list[Any]:
+    e = p.estimate
+    peak = "" if e.peak_gib is None else f"{e.peak_gib:.1f}/{e.usable_gib:.1f}"
     return [
         p.gpu, p.provider, p.region, p.instance_type, p.pricing, f"{p.rate_hour:.3f}",
-        p.split, f"{p.seconds_per_update:.3f}", band, f"{p.hours_per_run:.2f}",
-        f"{p.cost_per_run:.2f}", f"{p.cost_all_runs:.2f}", "yes" if p.fits else "no",
-        peak, p.time_source,
+        p.split, f"{e.seconds_per_update:.3f}", _band(e.seconds_low, e.seconds_high, ".3f"),
+        f"{p.hours_per_run:.2f}", f"{p.cost_per_run:.2f}", f"{p.cost:.2f}",
+        "yes" if e.fits else "no", peak, e.time_source,
     ]
 
 
@@ -78,24 +80,30 @@ def _split_row(e: SplitEstimate) -> list[str]:
     ]
 
 
+def _instances_text(p: Plan) -> str:
+    if p.instances <= 1:
+        return ""
+    return f" on {p.instances} instances in parallel ({p.wall_hours:.2f} h wall-clock)"
+
+
 def render_text(r: Report) -> str:
     """The human report."""
     w = r.recommended
-    we = _estimate(r, w)
+    we = w.estimate
     hours_band = ""
-    if we is not None and we.seconds_band is not None and w.seconds_per_update:
-        lo, hi = (x / w.seconds_per_update * w.hours_per_run for x in we.seconds_band)
+    if we.seconds_band is not None and we.seconds_per_update:
+        lo, hi = (x / we.seconds_per_update * w.hours_per_run for x in we.seconds_band)
         hours_band = f", 90% band {lo:.2f}-{hi:.2f} h"
     out = [
         f"Job: {r.model}, {r.updates} updates x {r.runs} run(s), effective batch "
         f"{r.effective_batch}, objective {r.objective}",
         "",
         f"Recommended: {w.gpu} on {w.provider} {w.region} ({w.instance_type}, {w.pricing}), "
-        f"split {w.split} (micro-batch {w.micro_batch} x {w.grad_accum} accumulation steps): "
+        f"split {w.split} (micro-batch {we.micro_batch} x {we.grad_accum} accumulation steps): "
         f"{w.hours_per_run:.2f} h and ${w.cost_per_run:.2f} per fine-tune, "
-        f"${w.cost_all_runs:.2f} for {r.runs} run(s) [{w.time_source}{hours_band}]",
+        f"${w.cost:.2f} for {r.runs} run(s){_instances_text(w)} [{we.time_source}{hours_band}]",
         "",
-        tabulate([_fmt_plan(p, _estimate(r, p)) for p in r.plans], headers=_plan_headers(),
+        tabulate([_fmt_plan(p) for p in r.plans], headers=_plan_headers(),
                  disable_numparse=True),
         "",
         f"Splits on {w.gpu}:",
@@ -122,7 +130,7 @@ def render_text(r: Report) -> str:
     out += [f"calibrate: {a}" for a in r.advice]
     if r.model_fit:
         out.append(f"note: {r.model_fit[0]}; predicted figures carry 90% bands (bench/MODEL.md)")
-    if any(p.time_source == "predicted" for p in r.plans[:1]):
+    if r.recommended.time_source == "predicted":
         out.append("note: the recommended time is predicted; `gacost calibrate` on that GPU "
                    "measures it")
     return "\n".join(out)
@@ -133,8 +141,8 @@ def report_dict(r: Report) -> dict[str, Any]:
     return {
         "model": r.model, "updates": r.updates, "runs": r.runs, "objective": r.objective,
         "effective_batch": r.effective_batch,
-        "recommended": plan_row(r.recommended, _estimate(r, r.recommended)),
-        "plans": [plan_row(p, _estimate(r, p)) for p in r.plans],
+        "recommended": plan_row(r.recommended),
+        "plans": [plan_row(p) for p in r.plans],
         "splits_on_recommended": [
             {**asdict(e), "headroom_gib": e.headroom_gib, "memory_tight": e.memory_tight}
             for e in r.splits_on_recommended
@@ -157,4 +165,4 @@ def render_json(r: Report) -> str:
 
 def render_csv(r: Report) -> str:
     """The plans table as CSV (one row per plan, same fields as the table and more)."""
-    return rows_csv([plan_row(p, _estimate(r, p)) for p in r.plans])
+    return rows_csv([plan_row(p) for p in r.plans])
