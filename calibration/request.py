@@ -33,6 +33,7 @@ class SweepOptions:
     vram_limit_gib: float | None = None
     seed: int = 42
     progress: bool = True
+    trace: bool = True  # profile 1-2 extra updates per split, sample NVML (calibration.trace)
 
 
 @dataclass(frozen=True)

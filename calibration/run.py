@@ -14,7 +14,7 @@ from gacost.base import models
 from gacost.base.errors import CalibrationError
 from gacost.base.profile import Profile, SplitResult, read_profile
 from gacost.base.records import GIB
-from gacost.calibration import builder, launch, ranks
+from gacost.calibration import builder, launch, ranks, trace
 from gacost.calibration.env import describe
 from gacost.calibration.request import CalibrateRequest
 from gacost.calibration.sweep import (
@@ -114,7 +114,8 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
         profile = replace(profile, gpu_seconds=round(time.perf_counter() - started, 3))
         save_profile(out, profile)
         return profile, out
-    n = job.effective_batch * (options.warmup + options.max_timed)
+    traced = trace.MAX_UPDATES if options.trace else 0  # the trace's extra updates
+    n = job.effective_batch * (options.warmup + options.max_timed + traced)
     if req.data:
         tok = builder.load_tokenizer(tokenizer_source or job.model)
         dataset = builder.file_dataset(req.data, tok, job.sequence_length, n)

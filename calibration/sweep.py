@@ -29,9 +29,9 @@ from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from trl import SFTConfig, SFTTrainer
 
 from gacost.base.errors import CalibrationError
-from gacost.base.profile import Profile, SplitResult, Workload, write_profile
+from gacost.base.profile import Profile, SplitResult, SplitTrace, Workload, write_profile
 from gacost.base.records import GIB
-from gacost.calibration import ranks, stats
+from gacost.calibration import ranks, stats, trace
 from gacost.calibration.builder import adapter_state, restore_adapter
 from gacost.calibration.env import Environment
 from gacost.calibration.oom import is_oom
@@ -40,20 +40,37 @@ from gacost.calibration.request import CalibrationInterrupted, SweepOptions
 
 class UpdateTimer(TrainerCallback):
     """Times each optimizer update (``on_step_end`` to ``on_step_end``, data fetch included)
-    with a device synchronisation at each boundary, and stops training when told to."""
+    with a device synchronisation at each boundary, and ends the timing when told to or after
+    ``limit`` updates. ``on_timed_start`` runs when the ``warmup`` updates are done;
+    ``on_timed_end(step)`` when the timing ends: training stops unless it returns True (a
+    trace follows; its updates are not timed here)."""
 
     def __init__(
-        self, sync: Callable[[], None], should_stop: Callable[[list[float]], bool], bar: Any = None
+        self,
+        sync: Callable[[], None],
+        should_stop: Callable[[list[float]], bool],
+        bar: Any = None,
+        limit: int | None = None,
+        warmup: int = 0,
+        on_timed_start: Callable[[], None] | None = None,
+        on_timed_end: Callable[[int], bool] | None = None,
     ) -> None:
         self.sync, self.should_stop, self.bar = sync, should_stop, bar
+        self.limit, self.warmup = limit, warmup
+        self.on_timed_start, self.on_timed_end = on_timed_start, on_timed_end
         self.times: list[float] = []
         self.last = 0.0
+        self.finished = False  # the timing has ended
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
         self.sync()
+        if self.warmup == 0 and self.on_timed_start is not None:
+            self.on_timed_start()
         self.last = time.perf_counter()
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+        if self.finished:
+            return
         self.sync()
         now = time.perf_counter()
         self.times.append(now - self.last)
@@ -61,7 +78,31 @@ class UpdateTimer(TrainerCallback):
         if self.bar is not None:
             self.bar.update(1)
             self.bar.set_postfix_str(f"{self.times[-1]:.3f} s/update")
-        if self.should_stop(self.times):
+        if len(self.times) == self.warmup and self.on_timed_start is not None:
+            self.on_timed_start()
+        if self.should_stop(self.times) or (
+            self.limit is not None and len(self.times) >= self.limit
+        ):
+            self.finished = True
+            go_on = self.on_timed_end is not None and self.on_timed_end(state.global_step)
+            if not go_on:
+                control.should_training_stop = True
+
+
+class TraceHooks(TrainerCallback):
+    """Drives a :class:`trace.Capture` from the trainer's optimizer and step callbacks."""
+
+    def __init__(self, capture: trace.Capture) -> None:
+        self.capture = capture
+
+    def on_pre_optimizer_step(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+        self.capture.pre_optimizer()
+
+    def on_optimizer_step(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+        self.capture.post_optimizer()
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+        if self.capture.step_end(state.global_step):
             control.should_training_stop = True
 
 
@@ -135,7 +176,10 @@ class _Split:
 
 
 def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResult:
-    """Train split m x k until its time per update is known; OOM becomes a result."""
+    """Train split m x k until its time per update is known; OOM becomes a result. With
+    ``options.trace``, NVML utilisation is sampled over the timed updates and 1-2 more updates
+    run under the profiler (:mod:`gacost.calibration.trace`); a failing trace is a note in
+    ``SplitResult.trace``, never a failed split."""
     o, device = ctx.options, ctx.device
     _free(device)
     state = {"dropped": False}
@@ -159,15 +203,47 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
         from tqdm.auto import tqdm
 
         bar = tqdm(total=o.warmup + o.max_timed, desc=f"split {m}x{k}", unit="update", leave=True)
-    timer = UpdateTimer(_sync_for(device), should_stop, bar)
+    capture = (
+        trace.Capture(_sync_for(device), device.type == "cuda", trace.updates_for(k), k)
+        if o.trace
+        else None
+    )
+    reader = trace.nvml_reader(device) if o.trace else None
+    sampler = trace.UtilisationSampler(reader) if reader is not None else None
+    at_timed_end: dict[str, Any] = {}
+
+    def timed_start() -> None:
+        if sampler is not None:
+            sampler.start()
+
+    def timed_end(step: int) -> bool:
+        """Keep the unprofiled facts, then start the trace (True: keep training)."""
+        at_timed_end["nvml"] = sampler.stop() if sampler is not None else None
+        at_timed_end["peak"] = _peak(device)
+        if capture is None or not capture.begin(step):
+            return False
+        if bar is not None:
+            bar.set_postfix_str(f"profiling {capture.updates} update(s)")
+        return True
+
+    timer = UpdateTimer(
+        _sync_for(device),
+        should_stop,
+        bar,
+        limit=o.warmup + o.max_timed,
+        warmup=o.warmup,
+        on_timed_start=timed_start,
+        on_timed_end=timed_end,
+    )
     started = time.perf_counter()
+    trace_failure = ""
     try:
         with tempfile.TemporaryDirectory(prefix="gacost-calib-") as out:
             args = _config(
                 ctx.workload.precision,
                 m,
                 k,
-                o.warmup + o.max_timed,
+                o.warmup + o.max_timed + (capture.updates if capture is not None else 0),
                 ctx.workload.sequence_length,
                 ctx.workload.gradient_checkpointing,
                 device,
@@ -181,11 +257,19 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
                 args=args,
                 train_dataset=ctx.dataset,
                 processing_class=ctx.tokenizer,
-                callbacks=[timer],
+                callbacks=[timer] if capture is None else [timer, TraceHooks(capture)],
             )
             for quiet in (PrinterCallback, ProgressCallback):
                 trainer.remove_callback(quiet)
-            trainer.train()
+            if capture is not None:
+                capture.install(trainer)
+            try:
+                trainer.train()
+            except Exception as exc:  # noqa: BLE001 - after the timing, a failure is the trace's
+                if not (timer.finished and capture is not None):
+                    raise
+                what = "out of memory" if is_oom(exc) else "failed"
+                trace_failure = f"{what} in the profiled updates ({trace.brief(exc)})"
             del trainer
     except Exception as exc:  # noqa: BLE001 - every failure of a split is recorded
         wall = time.perf_counter() - started
@@ -205,8 +289,13 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
     finally:
         if bar is not None:
             bar.close()
-    wall = time.perf_counter() - started
-    peak = _peak(device)
+        if sampler is not None:
+            sampler.stop()
+        if capture is not None:
+            capture.abort(trace_failure or "training stopped during the profiled updates")
+    if trace_failure:
+        _free(device)
+    peak = at_timed_end.get("peak") or _peak(device)
     timed = timer.times[o.warmup :]
     if not timed:
         raise CalibrationError(
@@ -214,6 +303,10 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
         )
     med = stats.median(timed)
     lo, hi = stats.median_ci(timed)
+    split_trace: SplitTrace | None = None
+    if capture is not None:
+        split_trace = capture.result(med, at_timed_end.get("nvml"))
+    wall = time.perf_counter() - started
     return SplitResult(
         m,
         k,
@@ -231,6 +324,7 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
         timed_updates=len(timed),
         wall_seconds=round(wall, 3),
         note="clearly slower than the best split; timed briefly" if state["dropped"] else "",
+        trace=split_trace,
     )
 
 

@@ -1,10 +1,11 @@
 """Calibration profiles: the versioned JSON record ``gacost calibrate`` writes.
 
-Schema ``gacost-profile`` version 1 (documented in README.md, "Profile format"):
+Schema ``gacost-profile`` version 2 (documented in README.md, "Profile format"):
 top-level ``schema``, ``version``, ``created_at``, ``source``, ``provenance``,
 ``gpu`` {name, raw_name, memory_gib, count}, ``host`` and ``software`` (free-form
 string maps), ``workload`` (the fields of :class:`Workload`), ``fingerprint``,
-``gpu_seconds`` and ``splits`` (a list of :class:`SplitResult`).
+``gpu_seconds`` and ``splits`` (a list of :class:`SplitResult`, each with an optional
+``trace``: :class:`SplitTrace`). Version 2 added ``trace``; version-1 files still load.
 
 This module is pure Python so that ``recommend`` can read profiles without torch.
 """
@@ -21,7 +22,8 @@ from gacost.base.atomic import write_atomic
 from gacost.base.errors import DataError
 
 SCHEMA = "gacost-profile"
-VERSION = 1
+VERSION = 2  # written; 2 added splits[].trace
+READABLE_VERSIONS = (1, 2)
 SplitStatus = Literal["ok", "oom", "dropped", "skipped", "error"]
 STATUSES = ("ok", "oom", "dropped", "skipped", "error")
 TIMED = ("ok", "dropped")  # statuses that carry a measured seconds_per_update
@@ -62,6 +64,39 @@ class Workload:
 
 
 @dataclass(frozen=True)
+class SplitTrace:
+    """Where the time of one split goes: a few extra updates under torch.profiler (and NVML
+    samples of the timed ones). Written by ``gacost.calibration.trace``; GPU fields are
+    ``None`` on the CPU or when the profiler saw no GPU activity.
+
+    ``kernels_per_microstep``: GPU kernels launched per micro-step (forward, loss and
+    backward), memcpy/memset not counted (``copies_per_microstep``); ``ops_per_microstep``:
+    host operator events per micro-step (nested ones included; on the CPU too);
+    ``gpu_ms_per_microstep_by_class``: GPU time per micro-step by kernel class (``gemm``,
+    ``attention``, ``dequant``, ``other``, ``memcpy``); ``busy_fraction``: union of GPU
+    activity over the wall time of the profiled updates (a lower bound: the profiler slows
+    the host); ``gemm_tflops``: profiler FLOPs of the mm-family ops over GEMM kernel time;
+    ``host_us_per_kernel``: the (unprofiled) median update time over the GPU kernels and
+    copies launched per update; ``nvml_util_mean``: NVML GPU utilisation (%) averaged over
+    the timed updates; ``wall_seconds``: wall time the trace added (profiled updates and
+    analysis); ``note``: why a field is missing, or why the trace was skipped.
+    """
+
+    profiled_updates: int = 0
+    profiled_microsteps: int = 0
+    wall_seconds: float | None = None
+    ops_per_microstep: float | None = None
+    kernels_per_microstep: float | None = None
+    copies_per_microstep: float | None = None
+    gpu_ms_per_microstep_by_class: dict[str, float] | None = field(default=None, hash=False)
+    busy_fraction: float | None = None
+    gemm_tflops: float | None = None
+    host_us_per_kernel: float | None = None
+    nvml_util_mean: float | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class SplitResult:
     """One m x k split as measured (or its failure).
 
@@ -86,6 +121,7 @@ class SplitResult:
     wall_seconds: float | None = None
     compile_seconds: float | None = None  # torch.compile: warm-up time beyond the median
     note: str = ""
+    trace: SplitTrace | None = None
 
 
 @dataclass(frozen=True)
@@ -149,8 +185,52 @@ def profile_to_dict(p: Profile) -> dict[str, Any]:
         "fingerprint": p.fingerprint,
         "gpu_seconds": p.gpu_seconds,
         "vram_limit_gib": p.vram_limit_gib,
-        "splits": [{**asdict(s), "update_times": list(s.update_times)} for s in p.splits],
+        "splits": [_split_to_dict(s) for s in p.splits],
     }
+
+
+def _split_to_dict(s: SplitResult) -> dict[str, Any]:
+    """One split's JSON form; ``trace`` only when the split has one."""
+    out = {**asdict(s), "update_times": list(s.update_times)}
+    if s.trace is None:
+        out.pop("trace")
+    return out
+
+
+def _split_from_dict(s: dict[str, Any], where: str) -> SplitResult:
+    """Parse and validate one split (``where`` names it in messages, e.g. ``splits[0]``)."""
+    unknown = set(s) - {f.name for f in fields(SplitResult)}
+    if unknown:
+        raise KeyError(f"{where}.{sorted(unknown)[0]} (unknown key)")
+    item = {**s, "update_times": tuple(float(t) for t in s.get("update_times", ()))}
+    if item.get("trace") is not None:
+        item["trace"] = _trace_from_dict(item["trace"], f"{where}.trace")
+    result = SplitResult(**item)
+    if result.status not in STATUSES:
+        raise ValueError(f"{where}.status {result.status!r} (one of {STATUSES})")
+    if result.status in TIMED and not (result.seconds_per_update or 0) > 0:
+        raise ValueError(f"{where}.seconds_per_update must be > 0 for a {result.status} split")
+    return result
+
+
+def _trace_from_dict(t: Any, where: str) -> SplitTrace:
+    if not isinstance(t, dict):
+        raise ValueError(f"{where} must be an object")
+    unknown = set(t) - {f.name for f in fields(SplitTrace)}
+    if unknown:
+        raise KeyError(f"{where}.{sorted(unknown)[0]} (unknown key)")
+    by_class = t.get("gpu_ms_per_microstep_by_class")
+    if by_class is not None:
+        if not isinstance(by_class, dict):
+            raise ValueError(f"{where}.gpu_ms_per_microstep_by_class must be an object")
+        by_class = {str(k): float(v) for k, v in by_class.items()}
+    for name, value in t.items():
+        numeric = name not in ("note", "gpu_ms_per_microstep_by_class")
+        if numeric and value is not None and (
+            isinstance(value, bool) or not isinstance(value, (int, float))
+        ):
+            raise ValueError(f"{where}.{name} must be a number or null, not {value!r}")
+    return SplitTrace(**{**t, "gpu_ms_per_microstep_by_class": by_class})
 
 
 def _require(d: dict[str, Any], key: str, where: str) -> Any:
@@ -163,10 +243,11 @@ def profile_from_dict(d: dict[str, Any], origin: str = "profile") -> Profile:
     """Parse and validate a profile dict; anything malformed is a ``DataError``."""
     if not isinstance(d, dict) or d.get("schema") != SCHEMA:
         raise DataError(f'{origin}: not a gacost profile (missing "schema": "{SCHEMA}")')
-    if d.get("version") != VERSION:
+    if d.get("version") not in READABLE_VERSIONS:
         raise DataError(
             f"{origin}: profile version {d.get('version')!r} is not supported "
-            f"(this gacost reads version {VERSION}); re-run `gacost calibrate`"
+            f"(this gacost reads versions {', '.join(map(str, READABLE_VERSIONS))}); "
+            "re-run `gacost calibrate`"
         )
     try:
         gpu = _require(d, "gpu", "")
@@ -177,21 +258,9 @@ def profile_from_dict(d: dict[str, Any], origin: str = "profile") -> Profile:
             for k in wl_names
         }
         workload = Workload(**values)
-        split_names = {f.name for f in fields(SplitResult)}
-        splits = []
-        for i, s in enumerate(_require(d, "splits", "")):
-            unknown = set(s) - split_names
-            if unknown:
-                raise KeyError(f"splits[{i}].{sorted(unknown)[0]} (unknown key)")
-            item = {**s, "update_times": tuple(float(t) for t in s.get("update_times", ()))}
-            result = SplitResult(**item)
-            if result.status not in STATUSES:
-                raise ValueError(f"splits[{i}].status {result.status!r} (one of {STATUSES})")
-            if result.status in TIMED and not (result.seconds_per_update or 0) > 0:
-                raise ValueError(
-                    f"splits[{i}].seconds_per_update must be > 0 for a {result.status} split"
-                )
-            splits.append(result)
+        splits = [
+            _split_from_dict(s, f"splits[{i}]") for i, s in enumerate(_require(d, "splits", ""))
+        ]
         return Profile(
             gpu=str(_require(gpu, "name", "gpu.")),
             gpu_memory_gib=float(_require(gpu, "memory_gib", "gpu.")),

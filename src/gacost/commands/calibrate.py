@@ -11,7 +11,7 @@ from tabulate import tabulate
 
 from gacost.base.errors import CalibrationError
 from gacost.base.job import load_job
-from gacost.base.profile import Profile
+from gacost.base.profile import Profile, SplitTrace
 
 INSTALL_HINT = "calibration needs the extra: pip install 'gacost[calibrate]'"
 
@@ -62,6 +62,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="measure with Liger kernels on (TRL use_liger_kernel=True; needs "
                         "liger-kernel)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--no-trace",
+        dest="trace",
+        action="store_false",
+        help="do not profile 1-2 extra updates per split (kernels, GPU busy, GEMM rate) "
+        "nor sample NVML utilisation",
+    )
     p.set_defaults(run=run)
 
 
@@ -124,6 +131,7 @@ def run(args: argparse.Namespace) -> str:
             max_seconds=args.max_seconds,
             rel_tol=args.tolerance,
             progress=not args.quiet,
+            trace=args.trace,
         ),
         device=args.device,
         resume=args.resume,
@@ -179,6 +187,13 @@ def summary(profile: Profile, out: Path) -> str:
         ],
         disable_numparse=True,
     )
+    traces = [
+        f"  {s.micro_batch}x{s.grad_accum}: {trace_line(s.trace)}"
+        for s in profile.splits
+        if s.trace is not None
+    ]
+    if traces:
+        table += "\n\nWhere the time goes (profiled updates):\n" + "\n".join(traces)
     gpus = f"{profile.gpu_count} x " if profile.gpu_count > 1 else ""
     link = profile.host.get("interconnect")
     link_text = f", interconnect {link}" if profile.gpu_count > 1 and link else ""
@@ -188,3 +203,35 @@ def summary(profile: Profile, out: Path) -> str:
         f"; device time used: {profile.gpu_seconds or 0:.1f} s\nprofile written to {out}; "
         f"use it with: gacost recommend --job JOB --profile {out}"
     )
+
+
+HOST_BOUND = 0.4  # GPU busy below this: the host (launches, Python) sets the pace
+GPU_BOUND = 0.8  # at or above this: the GPU does
+
+
+def trace_line(t: SplitTrace) -> str:
+    """One line per split: ``GPU busy 18%: host-bound; 10853 kernels/micro-step, ...``."""
+    parts: list[str] = []
+    if t.busy_fraction is not None:
+        verdict = (
+            "host-bound" if t.busy_fraction < HOST_BOUND
+            else "GPU-bound" if t.busy_fraction >= GPU_BOUND
+            else "host and GPU both matter"
+        )
+        nvml = f" (NVML {t.nvml_util_mean:.0f}% unprofiled)" if t.nvml_util_mean is not None else ""
+        parts.append(f"GPU busy {t.busy_fraction:.0%}{nvml}: {verdict}")
+    if t.kernels_per_microstep is not None:
+        parts.append(f"{t.kernels_per_microstep:.0f} kernels/micro-step")
+    elif t.ops_per_microstep is not None:
+        parts.append(f"{t.ops_per_microstep:.0f} host ops/micro-step")
+    if t.gpu_ms_per_microstep_by_class:
+        ms = t.gpu_ms_per_microstep_by_class
+        shown = ", ".join(f"{c} {v:.1f}" for c, v in ms.items() if v > 0)
+        parts.append(f"GPU ms/micro-step {sum(ms.values()):.1f} ({shown})")
+    if t.gemm_tflops is not None:
+        parts.append(f"GEMM {t.gemm_tflops:.0f} TFLOP/s")
+    if t.host_us_per_kernel is not None:
+        parts.append(f"{t.host_us_per_kernel:.1f} us/kernel")
+    if t.note:
+        parts.append(t.note)
+    return "; ".join(parts) if parts else "no trace"
