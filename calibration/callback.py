@@ -8,7 +8,8 @@
 The callback times every optimizer update from ``on_step_end`` to ``on_step_end`` with one
 device synchronisation per update (as the calibration sweep does), and writes a profile with
 one split, the run's ``per_device_train_batch_size`` x ``gradient_accumulation_steps``, every
-``every_n_updates`` updates and at the end of training (atomically, rank 0 only). The first
+``every_n_updates`` updates (while those writes take under 0.5% of the wall-clock, see
+:data:`WRITE_BUDGET`) and at the end of training (atomically, rank 0 only). The first
 ``warmup`` updates are kept in ``update_times`` but not in the median. Evaluation,
 checkpoint saves and the callback's own writes are left out of the update they follow.
 
@@ -39,10 +40,16 @@ from transformers import TrainerCallback
 from gacost.base.errors import CalibrationError
 from gacost.base.profile import Profile, SplitResult, Workload, write_profile
 from gacost.base.records import GIB
-from gacost.calibration import record
+from gacost.calibration import ranks, record
 from gacost.calibration.env import Environment, describe
 
 __all__ = ["GacostCallback"]
+
+# Periodic writes take at most this fraction of the training wall-clock (the default of the
+# ``write_budget`` option): a write holds every update time so far, so its cost grows with
+# the run; past the budget, a periodic write is put off to the next multiple of
+# ``every_n_updates`` that fits. The write at the end of training always runs.
+WRITE_BUDGET = 0.005
 
 
 def _sync_for(device: torch.device) -> Callable[[], None]:
@@ -93,6 +100,8 @@ class GacostCallback(TrainerCallback):
     record (default: found from the model, see the module docstring); give the job's
     ``model:`` when a job should match a model that is not shipped. ``sequence_length``:
     the tokens per sequence to record (default: the first micro-batch's padded length).
+    ``write_budget``: the fraction of the training wall-clock periodic writes may take
+    (default 0.005); past it a periodic write waits for a later multiple of N.
     """
 
     def __init__(
@@ -103,11 +112,17 @@ class GacostCallback(TrainerCallback):
         *,
         model_name: str | None = None,
         sequence_length: int | None = None,
+        write_budget: float = WRITE_BUDGET,
     ) -> None:
         _check_count("every_n_updates", every_n_updates, 0, "a whole number >= 0 (0: at the end)")
         _check_count("warmup", warmup, 0, "a whole number of updates >= 0")
         if sequence_length is not None:
             _check_count("sequence_length", sequence_length, 1, "the tokens per sequence (> 0)")
+        if not 0.0 <= write_budget <= 1.0:
+            raise CalibrationError(
+                f"{record.WHO}: write_budget: give a fraction from 0 to 1, got {write_budget!r}"
+            )
+        self.write_budget = write_budget
         self.path = Path(path)
         self.every_n_updates = every_n_updates
         self.warmup = warmup
@@ -129,6 +144,7 @@ class GacostCallback(TrainerCallback):
         self.times = []
         self._last = 0.0
         self._started = 0.0
+        self._write_seconds = 0.0
         self._sync: Callable[[], None] = lambda: None
         self._device = torch.device("cpu")
         self._main = True
@@ -224,6 +240,8 @@ class GacostCallback(TrainerCallback):
         env = self._env
         assert env is not None
         host = dict(env.host)
+        if f["world"] > 1:
+            host["interconnect"] = ranks.interconnect()
         new = Profile(
             gpu=env.gpu,
             gpu_memory_gib=env.memory_gib,
@@ -302,8 +320,10 @@ class GacostCallback(TrainerCallback):
         self._last = now
         n = self.every_n_updates
         if n and self._main and len(self.times) % n == 0 and len(self.times) > self.warmup:
-            self._write()
-            self._last = time.perf_counter()  # the write is not the next update's time
+            if self._write_seconds <= self.write_budget * (now - self._started):
+                self._write()
+                self._last = time.perf_counter()  # the write is not the next update's time
+                self._write_seconds += self._last - now
 
     def on_evaluate(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
         self._restart_clock()

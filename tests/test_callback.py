@@ -107,8 +107,10 @@ def test_writes_periodically_and_at_the_end(tmp_path: Path) -> None:
             if out.exists():
                 seen.append(len(read_profile(out).splits[0].update_times))
 
-    cb = callback(out, every_n_updates=4, warmup=2, model_name=recorded_model(job))
-    train(lora_model(job), 2, 2, 10, [cb, Watch()])
+    cb = callback(out, every_n_updates=4, warmup=2, model_name=recorded_model(job),
+                  write_budget=1.0)
+    model = lora_model(job)
+    train(model, 2, 2, 10, [cb, Watch()])
     assert sorted(set(seen)) == [4, 8]  # rewritten at updates 4 and 8 while training
     profile = read_profile(out)
     assert profile.workload == job.workload(recorded_model(job))
@@ -128,6 +130,14 @@ def test_writes_periodically_and_at_the_end(tmp_path: Path) -> None:
     assert profile.gpu_seconds and profile.gpu_seconds >= sum(split.update_times[2:]) * 0.99
     assert "sequence length 32 from the first micro-batch" in split.note
     assert cb.profile == profile
+
+    # With no budget for periodic writes, only the first one (and the last) is made.
+    seen.clear()
+    out.unlink()
+    cb = callback(out, every_n_updates=2, model_name=recorded_model(job), write_budget=0.0)
+    train(model, 2, 2, 8, [cb, Watch()])
+    assert sorted(set(seen)) == [4]
+    assert len(read_profile(out).splits[0].update_times) == 8
 
 
 def test_a_second_run_with_another_split_merges(tmp_path: Path) -> None:
