@@ -43,8 +43,12 @@ def lora_model(job: Job, weights: str | None = None) -> Any:
     return builder.apply_lora(base, job)
 
 
-def train(model: Any, m: int, k: int, steps: int, callbacks: list[Any], seq: int = 32) -> Any:
-    """A real SFTTrainer run of ``steps`` updates at split m x k, fixed-length sequences."""
+def train(
+    model: Any, m: int, k: int, steps: int, callbacks: list[Any], seq: int = 32,
+    ragged: bool = False,
+) -> Any:
+    """A real SFTTrainer run of ``steps`` updates at split m x k, fixed-length sequences
+    (``ragged``: sequences of 8 to ``seq`` tokens, each batch padded to its longest)."""
     import tempfile
 
     from transformers.trainer_callback import PrinterCallback
@@ -55,6 +59,12 @@ def train(model: Any, m: int, k: int, steps: int, callbacks: list[Any], seq: int
     tok = builder.placeholder_tokenizer()
     builder.align_special_tokens(model, tok)
     data = builder.synthetic_dataset(m * k * steps, seq, 256, seed=0)
+    if ragged:
+        from datasets import Dataset
+
+        rows = data["input_ids"]
+        data = Dataset.from_dict({"input_ids": [r[: 8 + (i * 7) % (seq - 7)]
+                                                for i, r in enumerate(rows)]})
     with tempfile.TemporaryDirectory() as out:
         args = SFTConfig(
             output_dir=out,
@@ -62,7 +72,7 @@ def train(model: Any, m: int, k: int, steps: int, callbacks: list[Any], seq: int
             gradient_accumulation_steps=k,
             max_steps=steps,
             max_length=seq,
-            pad_to_multiple_of=seq,
+            pad_to_multiple_of=None if ragged else seq,
             packing=False,
             activation_checkpointing=True,
             activation_checkpointing_kwargs={"use_reentrant": False},
@@ -231,3 +241,23 @@ def test_recommend_uses_the_recorded_run(
     assert est["seconds_per_update"] == pytest.approx(recorded.seconds_per_update)
     assert "recorded run" in est["basis"]
 
+
+
+def test_sequence_length_given_unnamed_models_and_dynamic_padding(tmp_path: Path) -> None:
+    _, job = tiny_job(tmp_path)
+    model = lora_model(job)
+    out = tmp_path / "run.json"
+    # A model built from a config that is not shipped: recorded under a label, with a warning.
+    with pytest.warns(UserWarning, match="pass GacostCallback.*model_name"):
+        train(model, 4, 1, 3, [callback(out, every_n_updates=0, warmup=1)])
+    assert read_profile(out).workload.model == "unnamed-llama-h64-l2"
+    # sequence_length= is checked against the file at the start of training.
+    cb = callback(out, every_n_updates=0, sequence_length=64)
+    with pytest.raises(CalibrationError, match="sequence_length 32 vs this run's 64"):
+        train(model, 4, 1, 3, [cb])
+    # Dynamic padding: the first micro-batch's length is recorded and the range noted.
+    ragged = tmp_path / "ragged.json"
+    train(model, 2, 1, 6, [callback(ragged, every_n_updates=0, model_name="m")], ragged=True)
+    (split,) = read_profile(ragged).splits
+    assert "dynamic padding" in split.note and "pass sequence_length=" in split.note
+    assert read_profile(ragged).workload.sequence_length < 32
