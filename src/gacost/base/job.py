@@ -416,21 +416,33 @@ def parse_job(data: Any, origin: str = "job") -> Job:
 
 def load_job(path: str | Path) -> Job:
     """Read and validate ``job.yaml``."""
+    return parse_job(read_job_file(path), origin=str(path))
+
+
+def read_job_file(path: str | Path, flag: str = "--job") -> Any:
+    """The parsed YAML document of a job file, not yet validated (a local ``model`` path
+    made relative to the file); ``flag`` names the option in a read error."""
     p = Path(path)
+    data = read_yaml(p, flag)
+    if isinstance(data, dict) and isinstance(data.get("model"), str):
+        data["model"] = _relative_to(p.parent, data["model"])
+    return data
+
+
+def read_yaml(path: Path, flag: str) -> Any:
+    """A YAML file parsed with ``yaml.safe_load``; one-line errors for an unreadable file
+    (``<flag>: cannot read ...``) or bad syntax (``<file>: line L, column C: ...``)."""
     try:
-        text = p.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise JobSpecError(f"--job: cannot read {p} ({exc.strerror or exc})") from exc
+        raise JobSpecError(f"{flag}: cannot read {path} ({exc.strerror or exc})") from exc
     try:
-        data = yaml.safe_load(text)
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise JobSpecError(f"{p}:{where}: {problem}; fix the YAML syntax") from None
-    if isinstance(data, dict) and isinstance(data.get("model"), str):
-        data["model"] = _relative_to(p.parent, data["model"])
-    return parse_job(data, origin=str(p))
+        raise JobSpecError(f"{path}:{where}: {problem}; fix the YAML syntax") from None
 
 
 def _relative_to(base: Path, model: str) -> str:

@@ -8,7 +8,7 @@ import json
 from gacost.advisor.budget import collect, parse_hours, plan_budget
 from gacost.advisor.recommend import job_limits
 from gacost.base.errors import JobSpecError
-from gacost.commands.inputs import add_common, load_inputs, number
+from gacost.commands.inputs import add_common, load_inputs, number, trl_notes
 from gacost.reports.budget import budget_row, plan_dict, render_text
 from gacost.reports.formats import rows_csv
 
@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> str:
         deadline = None if args.deadline is None else parse_hours(args.deadline)
     except ValueError as exc:
         raise JobSpecError(f"--deadline: {exc}") from None
-    job, table, profiles, allowance = load_inputs(args)
+    inputs = load_inputs(args)
+    job, table, profiles, allowance = inputs.job, inputs.table, inputs.profiles, inputs.allowance
     notes = []
     if deadline is None and job.deadline_hours is not None:
         deadline = job.deadline_hours
@@ -58,11 +59,14 @@ def run(args: argparse.Namespace) -> str:
         notes.append("spot prices not considered (the job has spot: false; --spot adds them)")
     prices = f"{table.source}, as of {table.as_of}"
     if args.format == "json":
-        return json.dumps(plan_dict(found, plan, limits.spot_allowance, notes, prices),
-                          indent=2)
+        out = plan_dict(found, plan, limits.spot_allowance, notes, prices)
+        if inputs.trl is not None:
+            out["trl_config"] = inputs.trl.summary()
+        return json.dumps(out, indent=2)
     rows = [budget_row(r, plan) for r in plan.rows[:top]]
     if args.format == "csv":
         return rows_csv(rows).rstrip("\n")
-    return render_text(found, plan, limits.spot_allowance, rows, notes, prices)
+    text = render_text(found, plan, limits.spot_allowance, rows, notes, prices)
+    return "\n".join([text, *trl_notes(inputs.trl)])
 
 

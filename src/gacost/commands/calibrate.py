@@ -10,8 +10,8 @@ from pathlib import Path
 from tabulate import tabulate
 
 from gacost.base.errors import CalibrationError
-from gacost.base.job import load_job
 from gacost.base.profile import Profile, SplitTrace
+from gacost.commands.inputs import add_job_flags, load_job_args, trl_notes
 
 INSTALL_HINT = "calibration needs the extra: pip install 'gacost[calibrate]'"
 
@@ -19,7 +19,7 @@ INSTALL_HINT = "calibration needs the extra: pip install 'gacost[calibrate]'"
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the subcommand."""
     p = sub.add_parser("calibrate", help="time the job's splits on this machine's GPU")
-    p.add_argument("--job", required=True, help="the job spec (YAML)")
+    add_job_flags(p, work=False)
     p.add_argument("--out", type=Path, help="profile to write (default: <gpu>--<model>--<id>.json)")
     p.add_argument("--splits", help="splits to measure, e.g. 1x4,2x2,4x1 (default: all)")
     p.add_argument("--device", default="auto", help="auto (default), cuda, cuda:N or cpu")
@@ -82,13 +82,6 @@ def run(args: argparse.Namespace) -> str:
         parse_splits,
     )
 
-    job = load_job(args.job)
-    if args.compile:
-        job = job.model_copy(update={"torch_compile": True})
-    if args.liger:
-        job = job.model_copy(update={"liger": True})
-    if job.liger is True and importlib.util.find_spec("liger_kernel") is None:
-        raise CalibrationError("liger: Liger kernels need `pip install liger-kernel`")
     if (
         args.warmup < 0
         or args.max_updates < 1
@@ -100,6 +93,15 @@ def run(args: argparse.Namespace) -> str:
         )
     nproc = args.nproc
     launched = _launched_world()  # already under torchrun / accelerate launch
+    # with --trl-config the per-device batch times the GPU count is the effective batch
+    hint = nproc if nproc is not None and nproc > 0 else (launched if launched > 1 else None)
+    job, trl = load_job_args(args, need_work=False, gpus_per_run=hint)
+    if args.compile:
+        job = job.model_copy(update={"torch_compile": True})
+    if args.liger:
+        job = job.model_copy(update={"liger": True})
+    if job.liger is True and importlib.util.find_spec("liger_kernel") is None:
+        raise CalibrationError("liger: Liger kernels need `pip install liger-kernel`")
     if launched > 1 and nproc not in (None, launched):
         raise CalibrationError(
             f"--nproc: {nproc} given, but this process was launched as one of {launched}; "
@@ -147,7 +149,7 @@ def run(args: argparse.Namespace) -> str:
     profile, out = calibrate(req)
     if launched > 1 and os.environ.get("RANK", "0") != "0":
         return ""  # under an outside launcher only rank 0 reports (and wrote the profile)
-    return summary(profile, out)
+    return "\n".join([summary(profile, out), *trl_notes(trl)])
 
 
 def _launched_world() -> int:

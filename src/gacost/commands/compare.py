@@ -6,7 +6,7 @@ import argparse
 import json
 
 from gacost.advisor.compare import compare
-from gacost.commands.inputs import add_common, load_inputs
+from gacost.commands.inputs import add_common, load_inputs, trl_notes
 from gacost.reports.compare import comparison_dict, render_text, row_dict
 from gacost.reports.formats import rows_csv
 
@@ -21,15 +21,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> str:
     """Compute and render the comparison."""
-    job, table, profiles, allowance = load_inputs(args)
-    allowance = job.spot_allowance if allowance is None else allowance
+    inputs = load_inputs(args)
+    job, table, profiles = inputs.job, inputs.table, inputs.profiles
+    allowance = job.spot_allowance if inputs.allowance is None else inputs.allowance
     c = compare(job, table.offers, profiles, gpu=args.gpu, spot=args.spot,
                 spot_allowance=allowance)
     if args.format == "json":
         out = comparison_dict(c)
         out["prices"] = {"source": table.source, "as_of": table.as_of}
+        if inputs.trl is not None:
+            out["trl_config"] = inputs.trl.summary()
         return json.dumps(out, indent=2)
     rows = [row_dict(p, c.spread.low) for p in c.rows]
     if args.format == "csv":
         return rows_csv(rows).rstrip("\n")
-    return render_text(c, rows, allowance, f"{table.source}, as of {table.as_of}")
+    text = render_text(c, rows, allowance, f"{table.source}, as of {table.as_of}")
+    return "\n".join([text, *trl_notes(inputs.trl)])

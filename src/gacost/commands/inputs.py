@@ -1,5 +1,10 @@
 """Inputs shared by the command modules: flags, the job, profiles, prices and numbers.
 
+The job comes from ``--job F`` (a gacost job file), or from ``--trl-config F`` (the user's
+``trl sft`` YAML or saved TrainingArguments JSON, see :mod:`gacost.base.trl_config`) with
+``--job`` then a partial job file of the keys a TRL config lacks, and ``--samples``,
+``--runs`` and ``--gpus-per-run``.
+
 Commands never import each other; what two of them share lives here."""
 
 from __future__ import annotations
@@ -8,12 +13,14 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from gacost.base.errors import JobSpecError
-from gacost.base.job import Job, load_job
+from gacost.base.job import MAX_GPUS_PER_RUN, Job, load_job, read_job_file
 from gacost.base.profile import Profile, read_profile
+from gacost.base.trl_config import TrlJob, build_job, load_trl_config
 from gacost.pricing.cache import PriceCache, max_age_from_env
 from gacost.pricing.combine import load_freshest
 from gacost.pricing.snapshot import PriceTable, load_snapshot, read_offers_csv
@@ -86,9 +93,28 @@ def _price_file(path: str) -> PriceTable:
     )
 
 
+def add_job_flags(p: argparse.ArgumentParser, *, work: bool = True) -> None:
+    """``--job`` and ``--trl-config``, and with ``work`` the flags that complete a TRL
+    config (``--samples``, ``--runs``, ``--gpus-per-run``)."""
+    p.add_argument("--job", metavar="F",
+                   help="the job spec (YAML); with --trl-config, a job file of the extra keys "
+                        "(runs, gpus, objective, ...)")
+    p.add_argument("--trl-config", metavar="F",
+                   help="your `trl sft` YAML config or saved TrainingArguments JSON as the "
+                        "job (README 'Using your TRL config')")
+    if work:
+        p.add_argument("--samples", metavar="N",
+                       help="with --trl-config: rows in the train split (a TRL config trains "
+                            "num_train_epochs over them unless max_steps is set)")
+        p.add_argument("--runs", metavar="N", help="with --trl-config: how many fine-tunes")
+        p.add_argument("--gpus-per-run", metavar="N",
+                       help="with --trl-config: the GPUs each run launches on (default 1); "
+                            "effective batch = per-device batch x accumulation x N")
+
+
 def add_common(p: argparse.ArgumentParser) -> None:
     """Flags shared by ``budget`` and ``compare``."""
-    p.add_argument("--job", required=True, help="the job spec (YAML), with runs: or sweep:")
+    add_job_flags(p)
     p.add_argument("--profile", action="append", default=[], metavar="P",
                    help="a calibration profile (JSON) to use; repeatable")
     p.add_argument("--prices", metavar="F",
@@ -102,6 +128,52 @@ def add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--refresh-prices", action="store_true",
                    help="fetch price sources whose cache is older than the max age first "
                         "(network; see `gacost prices --list-sources`)")
+
+
+def load_job_args(
+    args: argparse.Namespace, *, need_work: bool = True, gpus_per_run: int | None = None
+) -> tuple[Job, TrlJob | None]:
+    """The job of ``--job`` or ``--trl-config`` (with its TRL view, else None).
+
+    ``gpus_per_run`` is a GPU count the command already knows (calibrate's ``--nproc``),
+    used when ``--gpus-per-run`` is not given; ``need_work=False`` lets an epoch-based TRL
+    config go without ``--samples``.
+    """
+    flags = {
+        "--samples": (getattr(args, "samples", None), float("inf")),
+        "--runs": (getattr(args, "runs", None), 100_000),
+        "--gpus-per-run": (getattr(args, "gpus_per_run", None), MAX_GPUS_PER_RUN),
+    }
+    values = {flag: None if text is None else int(number(flag, text, integer=True, high=high))
+              for flag, (text, high) in flags.items()}
+    if args.trl_config is None:
+        if args.job is None:
+            raise JobSpecError("--job: give the job file (YAML), or --trl-config F with your "
+                               "`trl sft` config")
+        for flag, value in values.items():
+            if value is not None:
+                raise JobSpecError(f"{flag}: only with --trl-config; put the value in the job "
+                                   f"file {args.job}")
+        return load_job(args.job), None
+    config = load_trl_config(args.trl_config)
+    extra = None if args.job is None else read_job_file(args.job)
+    world = values["--gpus-per-run"] if values["--gpus-per-run"] is not None else gpus_per_run
+    trl = build_job(config, extra, args.job or "the job", samples=values["--samples"],
+                    runs=values["--runs"], gpus_per_run=world, need_work=need_work)
+    return trl.job, trl
+
+
+def trl_notes(trl: TrlJob | None) -> list[str]:
+    """The ``note:`` lines that say how a TRL config became the job (none without one)."""
+    if trl is None:
+        return []
+    gpus = f" x {trl.world} GPUs" if trl.world > 1 else ""
+    lines = [
+        f"note: job from {trl.config.path}: your split {trl.split} per GPU "
+        f"(per_device_train_batch_size x gradient_accumulation_steps){gpus} = effective "
+        f"batch {trl.job.effective_batch}; gacost plans every split of it"
+    ]
+    return lines + [f"note: {n}" for n in trl.notes]
 
 
 def number(flag: str, text: str, *, low: float = 0.0, high: float = float("inf"),
@@ -120,15 +192,23 @@ def number(flag: str, text: str, *, low: float = 0.0, high: float = float("inf")
     return value
 
 
-def load_inputs(
-    args: argparse.Namespace,
-) -> tuple[Job, PriceTable, list[Profile], float | None]:
-    """The job, price table, profiles and spot allowance (None: the job's) of the shared
-    flags."""
+@dataclass(frozen=True)
+class Inputs:
+    """What ``budget`` and ``compare`` read: the job (and its TRL view), prices, profiles,
+    and the ``--spot-allowance`` (None: the job's)."""
+
+    job: Job
+    table: PriceTable
+    profiles: list[Profile]
+    allowance: float | None
+    trl: TrlJob | None
+
+
+def load_inputs(args: argparse.Namespace) -> Inputs:
+    """The inputs of the shared flags."""
     allowance = None if args.spot_allowance is None else number(
         "--spot-allowance", args.spot_allowance, low=0.0, high=10.0, strict_low=False)
-    job = load_job(args.job)
+    job, trl = load_job_args(args)
     profiles = [read_profile(p) for p in args.profile]
-    return job, price_table(args.prices, refresh=args.refresh_prices), profiles, allowance
-
-
+    table = price_table(args.prices, refresh=args.refresh_prices)
+    return Inputs(job, table, profiles, allowance, trl)

@@ -1,13 +1,14 @@
-"""``gacost recommend --job F``: rank GPU offers and splits for a job."""
+"""``gacost recommend --job F`` (or ``--trl-config F``): rank GPU offers and splits for a
+job."""
 
 from __future__ import annotations
 
 import argparse
+import json
 
 from gacost.advisor.recommend import recommend
-from gacost.base.job import load_job
 from gacost.base.profile import read_profile
-from gacost.commands.inputs import price_table
+from gacost.commands.inputs import add_job_flags, load_job_args, price_table, trl_notes
 from gacost.reports import recommend as render
 from gacost.reports.plot import check_path, recommend_plot
 
@@ -15,7 +16,7 @@ from gacost.reports.plot import check_path, recommend_plot
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the subcommand."""
     p = sub.add_parser("recommend", help="recommend a GPU, provider and m x k split for a job")
-    p.add_argument("--job", required=True, help="the job spec (YAML)")
+    add_job_flags(p)
     p.add_argument(
         "--profile",
         action="append",
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> str:
     """Compute and render the report (and the plot, with ``--plot``)."""
     if args.plot is not None:
         check_path(args.plot)
-    job = load_job(args.job)
+    job, trl = load_job_args(args)
     profiles = [read_profile(p) for p in args.profile]
     table = price_table(args.prices, refresh=args.refresh_prices)
     report = recommend(
@@ -69,12 +70,19 @@ def run(args: argparse.Namespace) -> str:
         price_source=table.source,
         top=args.top,
     )
+    mine = None if trl is None else render.user_split(
+        report, trl.config.micro_batch, trl.config.grad_accum)
     if args.format == "json":
-        text = render.render_json(report)
+        out = render.report_dict(report)
+        if trl is not None:
+            out["trl_config"] = {**trl.summary(), "your_split": mine}
+        text = json.dumps(out, indent=2)
     elif args.format == "csv":
         text = render.render_csv(report).rstrip("\n")
     else:
-        text = render.render_text(report)
+        yours = None if trl is None or mine is None else render.user_split_text(
+            mine, trl.config.path)
+        text = "\n".join([render.render_text(report, yours), *trl_notes(trl)])
     if job.sweep is not None and args.format == "table":
         text += ("\nnote: this job has a sweep: section; recommend plans one run of the base "
                  "job, `gacost budget` plans the whole sweep")

@@ -86,8 +86,9 @@ def _instances_text(p: Plan) -> str:
     return f" on {p.instances} instances in parallel ({p.wall_hours:.2f} h wall-clock)"
 
 
-def render_text(r: Report) -> str:
-    """The human report."""
+def render_text(r: Report, yours: str | None = None) -> str:
+    """The human report; ``yours`` (the user's split, :func:`user_split_text`) goes under
+    the recommendation."""
     w = r.recommended
     we = w.estimate
     hours_band = ""
@@ -102,6 +103,7 @@ def render_text(r: Report) -> str:
         f"split {w.split} (micro-batch {we.micro_batch} x {we.grad_accum} accumulation steps): "
         f"{w.hours_per_run:.2f} h and ${w.cost_per_run:.2f} per fine-tune, "
         f"${w.cost:.2f} for {r.runs} run(s){_instances_text(w)} [{we.time_source}{hours_band}]",
+        *([yours] if yours else []),
         "",
         tabulate([_fmt_plan(p) for p in r.plans], headers=_plan_headers(),
                  disable_numparse=True),
@@ -156,6 +158,57 @@ def report_dict(r: Report) -> dict[str, Any]:
         "advice": r.advice,
         "model_fit": r.model_fit,
     }
+
+
+def user_split(r: Report, micro_batch: int, grad_accum: int) -> dict[str, Any]:
+    """The user's current split (from their TRL config) on the recommended offer, against
+    the recommended split: ``status`` is ``recommended``, ``slower``, ``faster`` (only
+    where the objective is not time or cost per run), ``does not fit`` or ``not planned``."""
+    w = r.recommended
+    out: dict[str, Any] = {"split": f"{micro_batch}x{grad_accum}", "gpu": w.gpu,
+                           "recommended_split": w.split}
+    found = [e for e in r.splits_on_recommended
+             if (e.micro_batch, e.grad_accum) == (micro_batch, grad_accum)]
+    if not found:
+        return {**out, "status": "not planned"}
+    e = found[0]
+    out.update(seconds_per_update=e.seconds_per_update, fits=e.fits, peak_gib=e.peak_gib,
+               usable_gib=e.usable_gib, time_source=e.time_source)
+    best = w.estimate.seconds_per_update
+    if not e.fits or not e.seconds_per_update or not best:
+        return {**out, "status": "does not fit"}
+    if (e.micro_batch, e.grad_accum) == (w.estimate.micro_batch, w.estimate.grad_accum):
+        return {**out, "status": "recommended", "hours_per_run": w.hours_per_run,
+                "cost_per_run": w.cost_per_run}
+    ratio = e.seconds_per_update / best
+    return {**out, "status": "slower" if ratio > 1 else "faster",
+            "hours_per_run": w.hours_per_run * ratio, "cost_per_run": w.cost_per_run * ratio,
+            "time_ratio": ratio}
+
+
+def user_split_text(d: dict[str, Any], origin: str) -> str:
+    """One line for :func:`user_split`."""
+    head = f"Your split ({origin}): {d['split']}"
+    status = d["status"]
+    if status == "not planned":
+        return f"{head} is not among the splits planned (micro_batches in the job file)"
+    if status == "does not fit":
+        peak = "" if d.get("peak_gib") is None else (
+            f" (peak {d['peak_gib']:.1f} GiB of {d['usable_gib']:.1f} usable)")
+        return (f"{head} does not fit on {d['gpu']}{peak}; the recommended split is "
+                f"{d['recommended_split']}")
+    cost = f"{d['hours_per_run']:.2f} h and ${d['cost_per_run']:.2f} per fine-tune"
+    if status == "recommended":
+        return f"{head} is the recommended split on {d['gpu']}: {cost}"
+    ratio = d["time_ratio"]
+    if status == "faster":
+        change = f"{1 - ratio:.0%} less time than"
+    elif ratio >= 2:
+        change = f"{ratio:.1f}x the time and money of"
+    else:
+        change = f"{ratio - 1:.0%} more time and money than"
+    return (f"{head} on {d['gpu']}: {cost} [{d['time_source']}], {change} the "
+            f"recommended {d['recommended_split']}")
 
 
 def render_json(r: Report) -> str:
