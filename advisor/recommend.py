@@ -162,6 +162,12 @@ def estimate_job(job: Job, offers: Sequence[Offer],
         )
         estimates += found
         skipped += [s for s in missed if s not in skipped]
+    levers = [name for name, on in (("torch_compile", job.torch_compile is True),
+                                    ("liger", job.liger is True)) if on]
+    if levers:
+        notes.append(f"predicted times assume no {' or '.join(levers)} (the model does not "
+                     "cover them yet); measured profiles with them apply (`gacost calibrate "
+                     "--compile/--liger`)")
     chosen = _filter_offers(job, offers, gpu_names, notes, worlds)
     for world in worlds:
         have = {o.gpu for o in chosen if o.gpu_count == world}

@@ -4,12 +4,13 @@ weights), its LoRA adapters, a tokenizer and a fixed-length dataset."""
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import torch
 from datasets import Dataset
-from peft import LoraConfig, PeftModel, get_peft_model
+from peft import LoraConfig, PeftModel
 from tokenizers import Tokenizer
 from tokenizers.models import WordLevel
 from transformers import (
@@ -49,7 +50,10 @@ def check_precision(job: Job, device: torch.device) -> None:
 def build_model(
     cfg: dict[str, Any], job: Job, device: torch.device, weights: str | None = None
 ) -> PreTrainedModel:
-    """The causal LM: random weights built on ``device`` from ``cfg``, or ``weights`` loaded."""
+    """The causal LM: ``weights`` loaded, or random weights from ``cfg`` (time and memory
+    depend only on shapes). For QLoRA without ``weights`` a random-weight checkpoint of the
+    config is saved to a temporary folder and loaded 4-bit from there, as a real checkpoint
+    would be (it quantises on load)."""
     dtype = DTYPES[job.precision]
     kwargs: dict[str, Any] = {"dtype": dtype}
     if job.method == "qlora":
@@ -61,40 +65,57 @@ def build_model(
             bnb_4bit_use_double_quant=True,
             bnb_4bit_compute_dtype=torch.bfloat16 if job.precision == "bf16" else torch.float16,
         )
+    model: PreTrainedModel
     if weights is not None:
         try:
             model = AutoModelForCausalLM.from_pretrained(weights, device_map={"": device}, **kwargs)
         except (OSError, ValueError) as exc:
             raise CalibrationError(f"--weights: cannot load {weights} ({exc})") from exc
     elif job.method == "qlora":
-        raise CalibrationError(
-            "method: qlora quantises real weights; pass --weights PATH (a local folder or Hub id)"
-        )
+        model = _random_quantised(cfg, dtype, device, kwargs)
     else:
-        config = AutoConfig.for_model(
-            cfg["model_type"],
-            **{k: v for k, v in cfg.items() if k not in ("model_type", "torch_dtype", "dtype")},
-        )
-        config.use_cache = False
-        with torch.device(device):
-            model = AutoModelForCausalLM.from_config(config, dtype=dtype)
+        model = _random_model(cfg, dtype, device)
     model.config.use_cache = False
     return model
 
 
-def apply_lora(model: PreTrainedModel, job: Job, seed: int = 42) -> PeftModel:
-    """Wrap ``model`` with PEFT LoRA adapters as the job says (same init for a given seed)."""
-    if job.method == "qlora":
-        from peft import prepare_model_for_kbit_training
+def _random_model(cfg: dict[str, Any], dtype: torch.dtype, device: torch.device
+                  ) -> PreTrainedModel:
+    config = AutoConfig.for_model(
+        cfg["model_type"],
+        **{k: v for k, v in cfg.items() if k not in ("model_type", "torch_dtype", "dtype")},
+    )
+    config.use_cache = False
+    with torch.device(device):
+        model: PreTrainedModel = AutoModelForCausalLM.from_config(config, dtype=dtype)
+    return model
 
-        model = prepare_model_for_kbit_training(
-            model, use_gradient_checkpointing=job.gradient_checkpointing
-        )
-    torch.manual_seed(seed)
+
+def _random_quantised(cfg: dict[str, Any], dtype: torch.dtype, device: torch.device,
+                      kwargs: dict[str, Any]) -> PreTrainedModel:
+    """Save random weights (built on ``device``) to a temporary folder, load them 4-bit."""
+    with tempfile.TemporaryDirectory(prefix="gacost-qlora-") as folder:
+        random = _random_model(cfg, dtype, device)
+        try:
+            random.save_pretrained(folder, safe_serialization=True)
+        except OSError as exc:
+            raise CalibrationError(
+                f"method: qlora: cannot save the random-weight checkpoint to {folder} "
+                f"({exc.strerror or exc}); free disk space or set TMPDIR to a larger folder"
+            ) from None
+        del random
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats(device)
+        return AutoModelForCausalLM.from_pretrained(folder, device_map={"": device}, **kwargs)
+
+
+def lora_config(job: Job) -> LoraConfig:
+    """The job's LoRA adapter settings as PEFT takes them."""
     targets: str | list[str] = (
         "all-linear" if job.lora.target_modules == "all-linear" else list(job.lora.targets)
     )
-    config = LoraConfig(
+    return LoraConfig(
         r=job.lora.r,
         lora_alpha=_alpha(job.lora.effective_alpha),
         lora_dropout=job.lora.dropout,
@@ -102,10 +123,59 @@ def apply_lora(model: PreTrainedModel, job: Job, seed: int = 42) -> PeftModel:
         task_type="CAUSAL_LM",
         target_modules=targets,
     )
-    try:
-        return get_peft_model(model, config)
-    except ValueError as exc:
-        raise CalibrationError(f"lora.target_modules: {exc}") from exc
+
+
+def peft_model_as_trl_builds_it(
+    model: PreTrainedModel,
+    job: Job,
+    tokenizer: PreTrainedTokenizerBase,
+    dataset: Dataset,
+    device: torch.device,
+    seed: int = 42,
+) -> PeftModel:
+    """Wrap ``model`` with LoRA adapters the way the installed TRL does for a user's script.
+
+    TRL's ``SFTTrainer`` is given the base model and ``peft_config`` and builds the
+    ``PeftModel`` itself (in TRL 1.16: ``get_peft_model``, input gradients for checkpointing,
+    QLoRA adapters cast to bf16; it does *not* call ``prepare_model_for_kbit_training``), so
+    whatever the installed TRL does, the calibration does too. With the job's
+    ``qlora.prepare_for_kbit: true`` PEFT's ``prepare_model_for_kbit_training`` runs first,
+    as the older recipe in many scripts does.
+    """
+    from trl import SFTConfig, SFTTrainer
+
+    if job.method == "qlora" and job.qlora.prepare_for_kbit:
+        from peft import prepare_model_for_kbit_training
+
+        model = prepare_model_for_kbit_training(
+            model, use_gradient_checkpointing=job.gradient_checkpointing
+        )
+    torch.manual_seed(seed)
+    with tempfile.TemporaryDirectory(prefix="gacost-wrap-") as out:
+        args = SFTConfig(
+            output_dir=out,
+            max_steps=1,
+            max_length=job.sequence_length,
+            gradient_checkpointing=job.gradient_checkpointing,
+            gradient_checkpointing_kwargs=(
+                {"use_reentrant": False} if job.gradient_checkpointing else None
+            ),
+            bf16=job.precision == "bf16",
+            fp16=job.precision == "fp16",
+            report_to="none",
+            use_cpu=device.type != "cuda",
+        )
+        try:
+            trainer = SFTTrainer(model=model, args=args, train_dataset=dataset,
+                                 processing_class=tokenizer, peft_config=lora_config(job))
+        except ValueError as exc:
+            raise CalibrationError(f"lora.target_modules: {exc}") from exc
+        wrapped = trainer.model
+        del trainer
+    if not isinstance(wrapped, PeftModel):
+        raise CalibrationError(
+            f"the installed TRL did not build a PEFT model (got {type(wrapped).__name__})")
+    return wrapped
 
 
 def _alpha(alpha: float) -> int:

@@ -114,7 +114,6 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
         profile = replace(profile, gpu_seconds=round(time.perf_counter() - started, 3))
         save_profile(out, profile)
         return profile, out
-    model = builder.apply_lora(base, job, options.seed)
     traced = trace.MAX_UPDATES if options.trace else 0  # the trace's extra updates
     n = job.effective_batch * (options.warmup + options.max_timed + traced)
     if req.data:
@@ -124,7 +123,8 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
         tok = builder.placeholder_tokenizer()
         vocab = int(cfg.get("vocab_size", 32000))
         dataset = builder.synthetic_dataset(n, job.sequence_length, vocab, options.seed)
-    builder.align_special_tokens(model, tok)
+    builder.align_special_tokens(base, tok)
+    model = builder.peft_model_as_trl_builds_it(base, job, tok, dataset, device, options.seed)
     setup = time.perf_counter() - started
     final = run_sweep(model, tok, dataset, device, profile, options, out, setup_seconds=setup)
     return final, out

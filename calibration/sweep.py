@@ -129,8 +129,13 @@ def _config(
     device: torch.device,
     seed: int,
     out: str,
+    *,
+    torch_compile: bool = False,
+    liger: bool = False,
 ) -> SFTConfig:
     return SFTConfig(
+        torch_compile=torch_compile,
+        use_liger_kernel=liger,
         output_dir=out,
         per_device_train_batch_size=m,
         gradient_accumulation_steps=k,
@@ -244,6 +249,8 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
                 device,
                 o.seed,
                 out,
+                torch_compile=ctx.workload.torch_compile,
+                liger=ctx.workload.liger,
             )
             trainer = SFTTrainer(
                 model=cast(PeftModel, ctx.model),
@@ -399,7 +406,7 @@ def run_sweep(
                 )
             else:
                 restore_adapter(model, initial)
-                result = measure_split(ctx, m, k, _best(profile.splits))
+                result = _measure_with_levers(ctx, m, k, _best(profile.splits))
                 if result.status == "oom":
                     oom_at = m if oom_at is None else min(oom_at, m)
             gpu_seconds += result.wall_seconds or 0.0
@@ -411,6 +418,25 @@ def run_sweep(
             f"interrupted: {kept} split(s) kept in {out}; run again with --resume to finish"
         ) from None
     return profile
+
+
+def _measure_with_levers(ctx: _Split, m: int, k: int, best: float | None) -> SplitResult:
+    """:func:`measure_split`, plus what the machinery options need: with torch.compile the
+    compile time (the warm-up updates' excess over the median) is kept apart from the time
+    per update; a compile or Liger failure is recorded as the split's result, like an OOM."""
+    levers = [name for name, on in (("torch.compile", ctx.workload.torch_compile),
+                                    ("Liger kernels", ctx.workload.liger)) if on]
+    try:
+        result = measure_split(ctx, m, k, best)
+    except CalibrationError as exc:
+        if not levers:
+            raise
+        return SplitResult(m, k, "error", note=f"{' + '.join(levers)} failed: {exc}"[:300])
+    if ctx.workload.torch_compile and result.seconds_per_update and result.warmup_updates:
+        warm = result.update_times[: result.warmup_updates]
+        excess = sum(warm) - len(warm) * result.seconds_per_update
+        result = replace(result, compile_seconds=round(max(0.0, excess), 3))
+    return result
 
 
 def save_profile(out: Path, profile: Profile) -> None:

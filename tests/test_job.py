@@ -88,3 +88,37 @@ def test_every_error_is_reported() -> None:
 def test_missing_file() -> None:
     with pytest.raises(JobSpecError, match="cannot read"):
         load_job(JOBS / "nope.yaml")
+
+
+def test_machinery_options_change_the_workload_but_defaults_keep_old_fingerprints() -> None:
+    plain = parse_job(BASE)
+    assert plain.torch_compile is False and plain.liger is False
+    assert not plain.qlora.prepare_for_kbit
+    qlora = parse_job({**BASE, "method": "qlora"})
+    prepared = parse_job({**BASE, "method": "qlora", "qlora": {"prepare_for_kbit": True}})
+    compiled = parse_job({**BASE, "torch_compile": True, "liger": "auto"})
+    assert prepared.workload().prepare_for_kbit and not qlora.workload().prepare_for_kbit
+    assert compiled.workload().torch_compile and not compiled.workload().liger
+    prints = {j.workload().fingerprint() for j in (plain, qlora, prepared, compiled)}
+    assert len(prints) == 4
+    # a workload without the option fields (as profiles written before them) hashes the same
+    from dataclasses import asdict
+
+    from gacost.base.profile import WORKLOAD_OPTION_DEFAULTS, Workload
+
+    old = {k: v for k, v in asdict(plain.workload()).items() if k not in WORKLOAD_OPTION_DEFAULTS}
+    assert Workload(**old).fingerprint() == plain.workload().fingerprint()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"qlora": {"prepare_for_kbit": True}}, "qlora: only applies with method: qlora"),
+        ({"torch_compile": "yes"}, "torch_compile"),
+        ({"liger": 1}, "liger"),
+        ({"method": "qlora", "qlora": {"prepare": True}}, "qlora.prepare: unknown key"),
+    ],
+)
+def test_machinery_option_errors(extra: dict[str, object], message: str) -> None:
+    with pytest.raises(JobSpecError, match=message):
+        parse_job({**BASE, **extra})

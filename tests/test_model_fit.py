@@ -158,11 +158,19 @@ def test_estimates_carry_bands_and_mark_measured_vs_predicted() -> None:
 
 def test_recommend_reports_fits_bands_and_calibration_advice() -> None:
     job = load_job(Path(__file__).parent.parent / "examples" / "qwen3-1.7b-lora.yaml")
-    offers = [
-        Offer("test", "r1", "l4-box", "L4", 1, 24, 8, 32, 0.70, None, "test", "2026-01-01"),
-        Offer("test", "r1", "l40s-box", "L40S", 1, 48, 8, 64, 0.80, None, "test", "2026-01-01"),
-    ]
-    report = recommend(job.model_copy(update={"gpus": ["L4", "L40S"]}), offers)
+    job = job.model_copy(update={"gpus": ["L4", "L40S"]})
+
+    def offers(l4_rate: float) -> list[Offer]:
+        return [
+            Offer("test", "r1", "l4-box", "L4", 1, 24, 8, 32, l4_rate, None, "test", "2026-01"),
+            Offer("test", "r1", "l40s-box", "L40S", 1, 48, 8, 64, 0.80, None, "test", "2026-01"),
+        ]
+
+    # price the L4 so that both GPUs cost about the same per fine-tune: predicted times
+    # then decide, and their bands overlap
+    best = recommend(job, offers(0.80)).best
+    report = recommend(job, offers(0.80 * best["L40S"].seconds_per_update
+                                   / best["L4"].seconds_per_update))
     assert report.calibrate and set(report.calibrate) <= {"L4", "L40S"}
     assert any("reaches 1" in a for a in report.advice)
     assert report.model_fit and "T4" in report.model_fit[0] and "H200-SXM" in report.model_fit[0]

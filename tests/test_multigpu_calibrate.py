@@ -125,3 +125,16 @@ def test_nproc_must_match_an_outside_launcher(
                  "--nproc", "4"])
     err = capsys.readouterr().err
     assert code == 1 and err.startswith("error: --nproc: 4 given, but this process was launched")
+
+
+def test_liger_without_the_package_is_a_one_line_error_before_torch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("liger_kernel") is not None:
+        pytest.skip("liger-kernel is installed here")
+    code = main(["calibrate", "--job", str(JOB), "--out", str(tmp_path / "p.json"), *FAST,
+                 "--liger"])
+    err = capsys.readouterr().err
+    assert code == 1 and err == "error: liger: Liger kernels need `pip install liger-kernel`\n"

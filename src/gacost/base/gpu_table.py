@@ -10,7 +10,10 @@ interconnect) and the CLI (``gacost gpus``, job ``gpus:``). Columns:
 - ``memory_gib``, ``bandwidth_gbs``, dense ``fp16/bf16/fp32_tflops``, ``bf16_supported``,
   ``tdp_w``; ``interconnect`` (``nvlink`` or ``pcie``) between the GPUs of one instance;
   ``matmul_fraction``: the sustained share of the dense tensor rate a large matmul reaches,
-  empty where no public figure exists; ``source``: where every number came from.
+  empty where no public figure exists; ``sustained_tflops``, ``stream_bandwidth_gbs``,
+  ``l2_mb``, ``base_clock_mhz``, ``boost_clock_mhz``, ``sm_count`` (data/GPUS.md says what
+  each means, where it came from and what is missing); ``source``: where every number came
+  from.
 """
 
 from __future__ import annotations
@@ -52,6 +55,12 @@ def gpu_specs() -> dict[str, GpuSpec]:
                 tdp_w=_opt_float(row["tdp_w"]),
                 interconnect=row["interconnect"].strip() or "pcie",
                 matmul_fraction=_opt_float(row["matmul_fraction"]),
+                sustained_tflops=_opt_float(row["sustained_tflops"]),
+                stream_bandwidth_gbs=_opt_float(row["stream_bandwidth_gbs"]),
+                l2_mb=_opt_float(row["l2_mb"]),
+                base_clock_mhz=_opt_float(row["base_clock_mhz"]),
+                boost_clock_mhz=_opt_float(row["boost_clock_mhz"]),
+                sm_count=int(row["sm_count"]) if row["sm_count"].strip() else None,
             )
         except (KeyError, ValueError) as exc:
             raise DataError(f"gpus.csv line {i}: malformed row ({exc})") from exc

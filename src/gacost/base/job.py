@@ -67,6 +67,18 @@ class LoraSpec(_Strict):
         )
 
 
+class QloraSpec(_Strict):
+    """How the user's script prepares a 4-bit model (``method: qlora`` only).
+
+    ``prepare_for_kbit: false`` (default) is what TRL's ``SFTTrainer`` does when given a
+    ``peft_config``; ``true`` is the older recipe that calls PEFT's
+    ``prepare_model_for_kbit_training`` by hand first (it upcasts embeddings, norms and the
+    LM head to fp32: more memory, slower).
+    """
+
+    prepare_for_kbit: bool = False
+
+
 class WorkSpec(_Strict):
     """How much training: ``updates`` directly, or ``samples`` x ``epochs``."""
 
@@ -140,12 +152,15 @@ class Job(_Strict):
     model: str = Field(min_length=1)
     method: Literal["lora", "qlora", "full"] = "lora"
     lora: LoraSpec = Field(default_factory=LoraSpec)
+    qlora: QloraSpec = Field(default_factory=QloraSpec)
     sequence_length: int = Field(gt=0, le=1_048_576)
     effective_batch: int = Field(gt=0, le=65_536)
     micro_batches: list[int] | None = None
     work: WorkSpec
     precision: Literal["fp16", "bf16", "fp32"] = "bf16"
     gradient_checkpointing: bool = True
+    torch_compile: bool | Literal["auto"] = False
+    liger: bool | Literal["auto"] = False
     runs: int = Field(1, gt=0, le=100_000)
     gpus: list[str] | None = None
     providers: list[str] | None = None
@@ -185,6 +200,8 @@ class Job(_Strict):
                 raise ValueError(
                     f"micro_batches: {m} does not divide effective_batch {self.effective_batch}"
                 )
+        if "qlora" in self.model_fields_set and self.method != "qlora":
+            raise ValueError("qlora: only applies with method: qlora")
         if self.gpus is not None and not self.gpus:
             raise ValueError("gpus: give at least one GPU, or leave the key out for all")
         if self.providers is not None and not self.providers:
@@ -302,6 +319,9 @@ class Job(_Strict):
             precision=self.precision,
             gradient_checkpointing=self.gradient_checkpointing,
             effective_batch=self.effective_batch,
+            torch_compile=self.torch_compile is True,
+            liger=self.liger is True,
+            prepare_for_kbit=self.method == "qlora" and self.qlora.prepare_for_kbit,
         )
 
 

@@ -27,6 +27,8 @@ READABLE_VERSIONS = (1, 2)
 SplitStatus = Literal["ok", "oom", "dropped", "skipped", "error"]
 STATUSES = ("ok", "oom", "dropped", "skipped", "error")
 TIMED = ("ok", "dropped")  # statuses that carry a measured seconds_per_update
+# Machinery options of a workload (they change time and memory), with their defaults.
+WORKLOAD_OPTION_DEFAULTS = {"torch_compile": False, "liger": False, "prepare_for_kbit": False}
 
 
 @dataclass(frozen=True)
@@ -42,11 +44,20 @@ class Workload:
     precision: str
     gradient_checkpointing: bool
     effective_batch: int
+    torch_compile: bool = False
+    liger: bool = False
+    prepare_for_kbit: bool = False
 
     def fingerprint(self) -> str:
-        """Short hash of the fields that must match for a profile to apply (not the batch)."""
+        """Short hash of the fields that must match for a profile to apply (not the batch).
+
+        Option fields at their defaults are left out, so profiles written before the
+        options existed keep their fingerprint."""
         payload = asdict(self)
         payload.pop("effective_batch")
+        for name, default in WORKLOAD_OPTION_DEFAULTS.items():
+            if payload[name] == default:
+                payload.pop(name)
         payload["model"] = payload["model"].lower()
         text = json.dumps(payload, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -108,6 +119,7 @@ class SplitResult:
     warmup_updates: int = 0
     timed_updates: int = 0
     wall_seconds: float | None = None
+    compile_seconds: float | None = None  # torch.compile: warm-up time beyond the median
     note: str = ""
     trace: SplitTrace | None = None
 
@@ -241,7 +253,11 @@ def profile_from_dict(d: dict[str, Any], origin: str = "profile") -> Profile:
         gpu = _require(d, "gpu", "")
         wl = _require(d, "workload", "")
         wl_names = {f.name for f in fields(Workload)}
-        workload = Workload(**{k: wl[k] for k in wl_names})
+        values: dict[str, Any] = {
+            k: wl[k] if k not in WORKLOAD_OPTION_DEFAULTS else bool(wl.get(k, False))
+            for k in wl_names
+        }
+        workload = Workload(**values)
         splits = [
             _split_from_dict(s, f"splits[{i}]") for i, s in enumerate(_require(d, "splits", ""))
         ]

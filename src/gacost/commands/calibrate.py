@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 from pathlib import Path
 
@@ -54,6 +55,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="data-parallel processes, one per GPU, launched with torchrun (default: the "
         "job's gpus_per_run, or 1); splits are per GPU: m x k x N = effective_batch",
     )
+    p.add_argument("--compile", action="store_true",
+                   help="measure with torch.compile on (TRL torch_compile=True); the compile "
+                        "time is stored apart from the time per update")
+    p.add_argument("--liger", action="store_true",
+                   help="measure with Liger kernels on (TRL use_liger_kernel=True; needs "
+                        "liger-kernel)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument(
         "--no-trace",
@@ -76,6 +83,12 @@ def run(args: argparse.Namespace) -> str:
     )
 
     job = load_job(args.job)
+    if args.compile:
+        job = job.model_copy(update={"torch_compile": True})
+    if args.liger:
+        job = job.model_copy(update={"liger": True})
+    if job.liger is True and importlib.util.find_spec("liger_kernel") is None:
+        raise CalibrationError("liger: Liger kernels need `pip install liger-kernel`")
     if (
         args.warmup < 0
         or args.max_updates < 1
