@@ -287,15 +287,14 @@ def events_from_profiler(prof: profile) -> list[Event]:
         start, end = e.start_ns(), e.end_ns()
         device = e.device_type()
         if device == DeviceType.CPU:
-            if e.is_user_annotation() or act == "user_annotation":
+            if act == "user_annotation" or e.is_user_annotation():
                 if name in PHASES:
                     out.append(Event("range", name, start, end))
             elif act in ("cuda_runtime", "cuda_driver") or (not act and _is_runtime_call(name)):
                 out.append(Event("launch", name, start, end, e.correlation_id()))
             elif act in ("cpu_op", ""):
-                out.append(
-                    Event("op", name, start, end, e.correlation_id(), flops=float(e.flops() or 0))
-                )
+                flops = float(e.flops() or 0) if name in GEMM_OPS else 0.0
+                out.append(Event("op", name, start, end, e.correlation_id(), flops=flops))
         elif device == DeviceType.CUDA:
             if act in ("gpu_memcpy", "gpu_memset") and not name.lower().startswith(
                 ("memcpy", "memset")
