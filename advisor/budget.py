@@ -26,7 +26,16 @@ from gacost.advisor.objectives import (
     MinCostUnderDeadline,
     Objective,
 )
-from gacost.advisor.planner import Limits, Plan, RunGroup, candidate_plans, plan
+from gacost.advisor.planner import (
+    NOTHING_FITS,
+    TOL,
+    Limits,
+    Plan,
+    RunGroup,
+    candidate_plans,
+    ceil_cents,
+    plan,
+)
 from gacost.advisor.recommend import estimate_job, run_group
 from gacost.advisor.split_estimates import SplitEstimate
 from gacost.base.errors import InfeasibleError
@@ -35,14 +44,13 @@ from gacost.base.profile import Profile
 from gacost.base.records import Offer
 
 Unit = Literal["run", "sweep"]
-_TOL = 1e-9
 
 
 def units_affordable(budget_usd: float, unit_cost: float) -> int:
     """Whole runs or sweeps ``budget_usd`` buys at ``unit_cost`` each."""
     if unit_cost <= 0:
         raise ValueError("unit cost must be positive")
-    return math.floor(budget_usd / unit_cost * (1.0 + _TOL))
+    return math.floor(budget_usd / unit_cost * (1.0 + TOL))
 
 
 def unit_cost(p: Plan, unit: Unit) -> float:
@@ -102,11 +110,7 @@ def collect(job: Job, offers: Sequence[Offer], profiles: Sequence[Profile] = (),
         model = est.model
         if not any(e.fits and e.seconds_per_update is not None for e in est.estimates):
             what = f"sweep group '{g.name}': " if job.sweep is not None else ""
-            raise InfeasibleError(
-                f"{what}no split of the job fits any candidate GPU that has a price; allow "
-                "more GPUs (gpus:), a smaller sequence_length, gradient_checkpointing: true "
-                "or method: qlora"
-            )
+            raise InfeasibleError(f"{what}{NOTHING_FITS}")
         groups.append((run_group(g.job, g.name, g.runs), est.estimates))
         notes += [n for n in est.notes if n not in notes]
         offers_here = est.offers
@@ -119,10 +123,7 @@ def collect(job: Job, offers: Sequence[Offer], profiles: Sequence[Profile] = (),
                 "no GPU with a price can run every group of the sweep; "
                 + "; ".join(f"{gpu}: {', '.join(sorted(n))} do not fit"
                             for gpu, n in sorted(missing.items())))
-        raise InfeasibleError(
-            "no split of the job fits any candidate GPU that has a price; allow more GPUs "
-            "(gpus:), a smaller sequence_length, gradient_checkpointing: true or method: qlora"
-        )
+        raise InfeasibleError(NOTHING_FITS)
     return Collected(model, tuple(g for g, _ in groups), plans, notes + left_out, left_out)
 
 
@@ -159,7 +160,7 @@ def plan_budget(
             raise InfeasibleError(
                 f"--budget: ${budget_usd:g} buys no complete {unit} at any offer; the "
                 f"cheapest {unit} ({cheap.plan.label}) costs ${cheap.unit_cost:.2f}: "
-                f"raise --budget to at least {_ceil2(cheap.unit_cost):.2f}, or plan {shrink}"
+                f"raise --budget to at least {ceil_cents(cheap.unit_cost):.2f}, or plan {shrink}"
             )
     return BudgetPlan(rows, rows[0], unit, runs, limits, objective, budget_usd, notes)
 
@@ -169,11 +170,7 @@ def _row(p: Plan, unit: Unit, budget_usd: float | None) -> BudgetRow:
     if budget_usd is None:
         return BudgetRow(p, cost)
     return BudgetRow(p, cost, units_affordable(budget_usd, cost),
-                     p.cost <= budget_usd * (1.0 + _TOL))
-
-
-def _ceil2(x: float) -> float:
-    return math.ceil(x * 100.0 - 1e-6) / 100.0
+                     p.cost <= budget_usd * (1.0 + TOL))
 
 
 def best_by_pricing(bp: BudgetPlan, pricing: str) -> BudgetRow | None:

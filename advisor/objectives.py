@@ -24,9 +24,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from gacost.advisor.planner import Limits, Plan, fewest_instances, makespan, quickest_instances
-
-_TOL = 1e-9
+from gacost.advisor.planner import (
+    TOL,
+    Limits,
+    Plan,
+    ceil_cents,
+    fewest_instances,
+    makespan,
+    quickest_instances,
+)
 
 
 @dataclass(frozen=True)
@@ -44,10 +50,6 @@ FLAGS = Fields(deadline="--deadline", budget="--budget", max_instances="--max-in
 def _positive(name: str, value: float) -> None:
     if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-
-
-def _ceil2(x: float) -> float:
-    return math.ceil(x * 100.0 - 1e-6) / 100.0
 
 
 def hours_text(hours: float) -> str:
@@ -137,7 +139,7 @@ class MinCostUnderDeadline(Objective):
         if n is None:
             return None
         chosen = plan.on(n)
-        if self.budget is not None and chosen.cost > self.budget * (1.0 + _TOL):
+        if self.budget is not None and chosen.cost > self.budget * (1.0 + TOL):
             return None
         return chosen
 
@@ -151,12 +153,12 @@ class MinCostUnderDeadline(Objective):
             text = (f"{f.budget}: no offer finishes the {n} run(s) in {hours_text(d)} for "
                     f"${self.budget:g}; the cheapest that does, {cheapest.label} on "
                     f"{cheapest.instances} instance(s), costs ${cheapest.cost:.2f}: raise "
-                    f"{f.budget} to at least {_ceil2(cheapest.cost):.2f}")
-            affordable = [p for p in plans if p.cost <= self.budget * (1.0 + _TOL)]
+                    f"{f.budget} to at least {ceil_cents(cheapest.cost):.2f}")
+            affordable = [p for p in plans if p.cost <= self.budget * (1.0 + TOL)]
             if affordable:
                 late = min(affordable, key=lambda p: makespan(p.run_hours(), cap))
                 need = makespan(late.run_hours(), cap)
-                text += (f", or give {f.deadline} {_ceil2(need):g} or later "
+                text += (f", or give {f.deadline} {ceil_cents(need):g} or later "
                          f"({late.label}, ${late.cost:.2f})")
             return text
         fastest = min(plans, key=lambda p: (makespan(p.run_hours(), cap), p.cost))
@@ -164,7 +166,7 @@ class MinCostUnderDeadline(Objective):
         used = min(cap, len(fastest.run_hours()))
         text = (f"{f.deadline}: no offer finishes the {n} run(s) in {hours_text(d)} on at most "
                 f"{cap} instance(s); the fastest, {fastest.label}, needs {need:.2f} h on "
-                f"{used}: raise {f.deadline} to at least {_ceil2(need):g}")
+                f"{used}: raise {f.deadline} to at least {ceil_cents(need):g}")
         more = [(k, p.cost, p) for p in plans
                 if (k := fewest_instances(p.run_hours(), d, len(p.run_hours()))) is not None]
         if more:
@@ -195,7 +197,7 @@ class MinTimeUnderBudget(Objective):
         return self.budget
 
     def choose(self, plan: Plan, limits: Limits) -> Plan | None:
-        if plan.cost > self.budget * (1.0 + _TOL):
+        if plan.cost > self.budget * (1.0 + TOL):
             return None
         return plan.on(quickest_instances(plan.run_hours(), limits.max_instances))
 
@@ -208,7 +210,7 @@ class MinTimeUnderBudget(Objective):
         return (f"{f.budget}: no plan runs the {cheapest.runs} run(s) for ${self.budget:g}; "
                 f"the cheapest ({cheapest.label}, {cheapest.split}) costs "
                 f"${cheapest.cost:.2f}: raise {f.budget} to at least "
-                f"{_ceil2(cheapest.cost):.2f} or lower runs")
+                f"{ceil_cents(cheapest.cost):.2f} or lower runs")
 
 
 def objective_of(name: str, deadline_hours: float | None = None,

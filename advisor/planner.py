@@ -35,7 +35,11 @@ if TYPE_CHECKING:
 
 Pricing = Literal["on-demand", "spot"]
 OfferKey = tuple[str, str, str, str, str]
-_TOL = 1e-9
+TOL = 1e-9  # relative tolerance of every deadline and budget comparison
+NOTHING_FITS = (
+    "no split of the job fits any candidate GPU that has a price; allow more GPUs (gpus:), a "
+    "smaller sequence_length, gradient_checkpointing: true or method: qlora"
+)
 
 
 @dataclass(frozen=True)
@@ -231,10 +235,10 @@ def fewest_instances(durations: Sequence[float], deadline_hours: float,
     """The fewest instances (at most ``limit``) whose LPT makespan meets the deadline."""
     if not durations:
         return 1
-    target = deadline_hours * (1.0 + _TOL)
+    target = deadline_hours * (1.0 + TOL)
     if max(durations) > target:
         return None
-    start = max(1, math.ceil(sum(durations) / target - _TOL))  # the same tolerance
+    start = max(1, math.ceil(sum(durations) / target - TOL))  # the same tolerance
     for p in range(start, min(limit, len(durations)) + 1):
         if makespan(durations, p) <= target:
             return p
@@ -245,7 +249,12 @@ def quickest_instances(durations: Sequence[float], limit: int) -> int:
     """The fewest instances (at most ``limit``) that reach the shortest makespan."""
     cap = max(1, min(limit, len(durations)))
     best = makespan(durations, cap)
-    return next(p for p in range(1, cap + 1) if makespan(durations, p) <= best * (1 + _TOL))
+    return next(p for p in range(1, cap + 1) if makespan(durations, p) <= best * (1 + TOL))
+
+
+def ceil_cents(x: float) -> float:
+    """``x`` rounded up to the next hundredth (what to raise a limit to, in messages)."""
+    return math.ceil(x * 100.0 - 1e-6) / 100.0
 
 
 def _price_options(offer: Offer, spot: bool) -> list[tuple[Pricing, float]]:
@@ -299,10 +308,7 @@ def plan(candidates: Sequence[Plan], objective: Objective, limits: Limits) -> li
     """The plans that meet the objective's constraints, each on the instance count it
     chooses, best first; InfeasibleError (saying what would work) when none does."""
     if not candidates:
-        raise InfeasibleError(
-            "no split of the job fits any candidate GPU that has a price; allow more GPUs "
-            "(gpus:), a smaller sequence_length, gradient_checkpointing: true or method: qlora"
-        )
+        raise InfeasibleError(NOTHING_FITS)
     kept = [p for p in (objective.choose(c, limits) for c in candidates) if p is not None]
     if not kept:
         raise InfeasibleError(objective.infeasible(candidates, limits))
