@@ -20,10 +20,10 @@ from gacost.advisor.split_estimates import (
     estimate_splits,
     matching_profiles,
 )
-from gacost.base import embedded, gpu_table, models
+from gacost.base import gpu_table, models
 from gacost.base.errors import UnknownNameError, did_you_mean
 from gacost.base.job import Job
-from gacost.base.profile import Profile, loads_profile
+from gacost.base.profile import Profile
 from gacost.base.records import ModelArch, Offer
 
 
@@ -49,12 +49,6 @@ class Report:
     calibrate: list[str] = field(default_factory=list)
     advice: list[str] = field(default_factory=list)
     model_fit: list[str] = field(default_factory=list)
-
-
-def reference_profiles() -> list[Profile]:
-    """The profiles shipped in the embedded data."""
-    return [loads_profile(text, f"data/profiles/{name}")
-            for name, text in embedded.reference_profile_texts()]
 
 
 def fit_lines(model: predictor.FittedModel) -> list[str]:
@@ -138,7 +132,8 @@ def estimate_job(job: Job, offers: Sequence[Offer],
     gpu_names = gpu_table.resolve_gpus(job.gpus) if job.gpus else tuple(gpu_table.gpu_specs())
     specs = [gpu_table.gpu_specs()[g] for g in gpu_names]
     workload = job.workload(model_name)
-    matched, other = matching_profiles([*user_profiles, *reference_profiles()], workload)
+    references = predictor.reference_profiles()
+    matched, other = matching_profiles([*user_profiles, *references], workload)
     user_ids = {id(p) for p in user_profiles}
     for p, why in other:
         if id(p) in user_ids:
@@ -151,7 +146,7 @@ def estimate_job(job: Job, offers: Sequence[Offer],
         sequence_length=job.sequence_length, precision=job.precision,
         gradient_checkpointing=job.gradient_checkpointing,
     )
-    fitted = predictor.fitted_model([*user_profiles, *reference_profiles()], archs=[arch])
+    fitted = predictor.fitted_model([*user_profiles, *references], archs=[arch])
     worlds = job.world_sizes()
     estimates: list[SplitEstimate] = []
     skipped: list[SkippedGpu] = []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gacost.advisor.recommend import reference_profiles
+from gacost.advisor.predictor import reference_profiles
 from gacost.base.atomic import write_atomic
 from gacost.base.errors import DataError
 from gacost.base.profile import (
