@@ -11,6 +11,11 @@ from typing import Any
 from gacost.base.errors import CalibrationError, GacostError
 from gacost.base.job import Job, parse_job
 
+ONE_COMPILED_SPLIT = (
+    "torch.compile: one split per process (a second trainer in the same process ran its "
+    "split uncompiled on the H200); run the same command with --resume for the next split"
+)
+
 
 class CalibrationInterrupted(GacostError):
     """Ctrl-C during a sweep; the splits measured so far are kept."""
@@ -33,7 +38,9 @@ class SweepOptions:
     vram_limit_gib: float | None = None
     seed: int = 42
     progress: bool = True
-    trace: bool = True  # profile 1-2 extra updates per split, sample NVML (calibration.trace)
+    trace: bool = True  # sample NVML per split; profile 1-2 extra updates (calibration.trace)
+    trace_all: bool = False  # profile every split, not only the first one measured
+    passes: int = 2  # timed passes over the splits (the second in reverse order; see sweep)
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,21 @@ updates (at least ``min_timed``) or ``max_timed`` updates have passed, or the sp
 clearly slower than the best one so far (``dropped``). An out-of-memory split is a result
 (``oom``); micro-batches above it are not run (``skipped``). The profile is rewritten
 atomically after every split.
+
+Host interference on a shared machine comes in bursts that only slow updates down, and a
+split timed inside one burst reads 10-30% slow. The estimate is therefore the lower
+quartile of the timed updates (:func:`stats.quiet_time`), not their median. With
+``passes = 2`` (the default) the time budget is split over two passes: every ``ok`` split
+is timed again after all splits have run, in reverse order, one warm-up update each, and
+both passes are pooled; ``pass_seconds`` keeps each pass's estimate and ``precision`` the
+larger of the CI half-width and half the gap between the passes, so a split whose passes
+disagree says so. The profiled updates of the trace come after all timing.
 """
 
 from __future__ import annotations
 
 import gc
+import math
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -31,7 +41,7 @@ from trl import SFTConfig, SFTTrainer
 from gacost.base.errors import CalibrationError
 from gacost.base.profile import Profile, SplitResult, SplitTrace, Workload, write_profile
 from gacost.base.records import GIB
-from gacost.calibration import ranks, stats, trace
+from gacost.calibration import passes, ranks, stats, trace
 from gacost.calibration.builder import adapter_state, restore_adapter
 from gacost.calibration.env import Environment
 from gacost.calibration.oom import is_oom
@@ -175,11 +185,20 @@ class _Split:
     options: SweepOptions
 
 
-def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResult:
+def measure_split(
+    ctx: _Split,
+    m: int,
+    k: int,
+    best: float | None,
+    prior: Sequence[float] = (),
+    profiler: bool = False,
+) -> SplitResult:
     """Train split m x k until its time per update is known; OOM becomes a result. With
     ``options.trace``, NVML utilisation is sampled over the timed updates and 1-2 more updates
     run under the profiler (:mod:`gacost.calibration.trace`); a failing trace is a note in
-    ``SplitResult.trace``, never a failed split."""
+    ``SplitResult.trace``, never a failed split; ``profiler=False`` keeps the NVML samples
+    and skips the profiled updates. ``prior``: timed updates of an earlier pass of this
+    split, pooled into the stopping rule (the result holds this pass's only)."""
     o, device = ctx.options, ctx.device
     _free(device)
     state = {"dropped": False}
@@ -188,7 +207,10 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
         return ranks.agree(decide(times))  # every rank follows rank 0
 
     def decide(times: list[float]) -> bool:
-        timed = times[o.warmup :]
+        own = times[o.warmup :]
+        if prior and len(own) < MIN_SECOND_PASS:
+            return False
+        timed = [*prior, *own]
         if stats.is_stable(timed, o.rel_tol, o.min_timed):
             return True
         if len(timed) >= o.min_timed and sum(timed) >= o.max_seconds:
@@ -205,7 +227,7 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
         bar = tqdm(total=o.warmup + o.max_timed, desc=f"split {m}x{k}", unit="update", leave=True)
     capture = (
         trace.Capture(_sync_for(device), device.type == "cuda", trace.updates_for(k), k)
-        if o.trace
+        if o.trace and profiler
         else None
     )
     reader = trace.nvml_reader(device) if o.trace else None
@@ -301,11 +323,15 @@ def measure_split(ctx: _Split, m: int, k: int, best: float | None) -> SplitResul
         raise CalibrationError(
             f"split {m}x{k}: no timed update (dataset too small for warmup {o.warmup})"
         )
-    med = stats.median(timed)
+    med = stats.quiet_time(timed)
     lo, hi = stats.median_ci(timed)
+    lo, hi = min(lo, med), max(hi, med)
     split_trace: SplitTrace | None = None
     if capture is not None:
         split_trace = capture.result(med, at_timed_end.get("nvml"))
+    elif o.trace:
+        split_trace = SplitTrace(nvml_util_mean=at_timed_end.get("nvml"),
+                                 note=NOT_PROFILED)
     wall = time.perf_counter() - started
     return SplitResult(
         m,
@@ -348,11 +374,12 @@ def new_profile(workload: Workload, env: Environment, options: SweepOptions) -> 
         splits=(),
         source="measured by gacost calibrate",
         provenance=(
-            f"warm-up {options.warmup} updates, then timed until the median's 95% CI "
+            f"lower quartile of the timed updates; warm-up {options.warmup} updates, then "
+            f"timed until the median's 95% CI "
             f"is within +-{options.rel_tol:.0%} or {options.max_seconds:g} s of timed "
             f"updates (min {options.min_timed}, max {options.max_timed} updates); "
             f"splits clearly slower (>{options.drop_margin:.0%}) than the best dropped; "
-            f"seed {options.seed}"
+            f"{options.passes} pass(es), the second in reverse order; seed {options.seed}"
         ),
         host=host,
         software=dict(env.software),
@@ -386,8 +413,17 @@ def run_sweep(
     out: Path,
     setup_seconds: float = 0.0,
 ) -> Profile:
-    """Measure every split not yet in ``profile``; rewrite ``out`` after each one."""
-    ctx = _Split(model, tokenizer, dataset, device, profile.workload, options)
+    """Measure every split not yet in ``profile`` (and, with ``options.passes >= 2``, time
+    every ``ok`` split of one pass again, in reverse order); rewrite ``out`` after each."""
+    compiled = profile.workload.torch_compile
+    if compiled:  # ONE_COMPILED_SPLIT: one split, one pass, traced in its own trainer
+        options = replace(options, passes=1)
+    two = options.passes >= 2
+    first_pass = options
+    if two:
+        first_pass = replace(options, max_seconds=options.max_seconds / 2,
+                             max_timed=max(options.min_timed, options.max_timed // 2))
+    ctx = _Split(model, tokenizer, dataset, device, profile.workload, first_pass)
     initial = adapter_state(model)
     gpu_seconds = (profile.gpu_seconds or 0.0) + setup_seconds
     profile = replace(profile, gpu_seconds=round(gpu_seconds, 3))
@@ -396,21 +432,39 @@ def run_sweep(
         (s.micro_batch for s in profile.splits if s.status == "oom"), default=None
     )
     try:
+        measured_here = 0
         for m, k in sorted(options.splits, reverse=True):
             done = profile.split(m, k)
             if done is not None and done.status != "error":
                 continue
+            if compiled and measured_here:
+                break  # the next process (--resume) measures the next split
+            measured_here += 1
             if oom_at is not None and m > oom_at:  # only with --resume after an OOM
                 result = SplitResult(
                     m, k, "skipped", note=f"not run: micro-batch {oom_at} ran out of memory"
                 )
             else:
                 restore_adapter(model, initial)
-                result = _measure_with_levers(ctx, m, k, _best(profile.splits))
+                result = _measure_with_levers(ctx, m, k, _best(profile.splits),
+                                              profiler=compiled and options.trace)
                 if result.status == "oom":
                     oom_at = m if oom_at is None else min(oom_at, m)
             gpu_seconds += result.wall_seconds or 0.0
             profile = replace(profile.with_split(result), gpu_seconds=round(gpu_seconds, 3))
+            save_profile(out, profile)
+        again = [s for s in profile.splits if s.status == "ok" and not s.pass_seconds]
+        for first in sorted(again, key=lambda s: s.micro_batch) if two else ():
+            restore_adapter(model, initial)
+            pooled = _second_pass(replace(ctx, options=options), first)
+            gpu_seconds += (pooled.wall_seconds or 0.0) - (first.wall_seconds or 0.0)
+            profile = replace(profile.with_split(pooled), gpu_seconds=round(gpu_seconds, 3))
+            save_profile(out, profile)
+        for timed in _to_profile(profile.splits, options) if options.trace and not compiled else ():
+            restore_adapter(model, initial)
+            traced, wall = _profile_split(ctx, timed)
+            gpu_seconds += wall
+            profile = replace(profile.with_split(traced), gpu_seconds=round(gpu_seconds, 3))
             save_profile(out, profile)
     except KeyboardInterrupt:
         kept = len(profile.splits)
@@ -420,14 +474,56 @@ def run_sweep(
     return profile
 
 
-def _measure_with_levers(ctx: _Split, m: int, k: int, best: float | None) -> SplitResult:
+def _to_profile(splits: Sequence[SplitResult], options: SweepOptions) -> list[SplitResult]:
+    """The splits to profile after the timing: every timed one with ``trace_all``, else the
+    fastest ``ok`` split (none when one already has a trace)."""
+    timed = [s for s in splits if s.status in ("ok", "dropped")]
+    todo = [s for s in timed if s.trace is None or not s.trace.profiled_updates]
+    if options.trace_all:
+        return todo
+    if any(s.trace is not None and s.trace.profiled_updates for s in timed):
+        return []
+    ok = [s for s in todo if s.status == "ok"]
+    return [min(ok, key=lambda s: s.seconds_per_update or math.inf)] if ok else []
+
+
+def _profile_split(ctx: _Split, timed: SplitResult) -> tuple[SplitResult, float]:
+    """Run ``timed``'s split once more (one warm-up, one update) and then 1-2 updates under
+    the profiler; return the split with that trace, and the seconds it took. The profiler
+    runs after every timed update of the calibration on purpose: CUPTI can stay subscribed
+    after profiling and slow a host-bound process by 10-20% (pytorch/pytorch#144455), which
+    would otherwise bias every split timed later. The trace's host time per kernel is taken
+    against the calibrated median, its NVML utilisation from the timed updates."""
+    m, k = timed.micro_batch, timed.grad_accum
+    once = replace(ctx.options, warmup=1, min_timed=1, max_timed=1, trace=True)
+    started = time.perf_counter()
+    try:
+        run = measure_split(replace(ctx, options=once), m, k, None, profiler=True)
+        got = run.trace
+        note = "" if got is not None else f"trace not run: {run.status} {run.note}".strip()
+    except CalibrationError as exc:
+        got, note = None, f"trace failed: {exc}"[:200]
+    wall = time.perf_counter() - started
+    nvml = timed.trace.nvml_util_mean if timed.trace is not None else None
+    if got is None:
+        return replace(timed, trace=SplitTrace(nvml_util_mean=nvml, note=note)), wall
+    host_us = got.host_us_per_kernel
+    if host_us and run.seconds_per_update and timed.seconds_per_update:
+        host_us = round(host_us * timed.seconds_per_update / run.seconds_per_update, 2)
+    got = replace(got, nvml_util_mean=nvml, host_us_per_kernel=host_us)
+    return replace(timed, trace=got), wall
+
+
+def _measure_with_levers(
+    ctx: _Split, m: int, k: int, best: float | None, profiler: bool = False
+) -> SplitResult:
     """:func:`measure_split`, plus what the machinery options need: with torch.compile the
     compile time (the warm-up updates' excess over the median) is kept apart from the time
     per update; a compile or Liger failure is recorded as the split's result, like an OOM."""
     levers = [name for name, on in (("torch.compile", ctx.workload.torch_compile),
                                     ("Liger kernels", ctx.workload.liger)) if on]
     try:
-        result = measure_split(ctx, m, k, best)
+        result = measure_split(ctx, m, k, best, profiler=profiler)
     except CalibrationError as exc:
         if not levers:
             raise
@@ -437,6 +533,29 @@ def _measure_with_levers(ctx: _Split, m: int, k: int, best: float | None) -> Spl
         excess = sum(warm) - len(warm) * result.seconds_per_update
         result = replace(result, compile_seconds=round(max(0.0, excess), 3))
     return result
+
+
+MIN_SECOND_PASS = 3  # timed updates of a split's second pass, at least
+
+NOT_PROFILED = "not profiled: only the fastest split is (--trace-all for every split)"
+
+
+def _second_pass(ctx: _Split, first: SplitResult) -> SplitResult:
+    """Time ``first``'s split again (one warm-up, no trace, no dropping) and pool both
+    passes (:func:`gacost.calibration.passes.pool_passes`). A failure in the second pass
+    keeps the first as it was, with a note."""
+    m, k, o = first.micro_batch, first.grad_accum, ctx.options
+    prior = first.update_times[first.warmup_updates :]
+    budget = replace(o, warmup=1, trace=False, max_seconds=o.max_seconds,
+                     max_timed=max(MIN_SECOND_PASS, o.max_timed - len(prior)))
+    try:
+        again = measure_split(replace(ctx, options=budget), m, k, None, prior, profiler=False)
+    except CalibrationError as exc:
+        return replace(first, note=f"{first.note}; second pass failed: {exc}"[:300].lstrip("; "))
+    if again.status != "ok" or not again.seconds_per_update:
+        return replace(first, note=(f"{first.note}; second pass {again.status}: "
+                                    f"{again.note}")[:300].lstrip("; "))
+    return passes.pool_passes(first, again, ctx.workload.sequence_length, ranks.world_size())
 
 
 def save_profile(out: Path, profile: Profile) -> None:

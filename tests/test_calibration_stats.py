@@ -73,3 +73,46 @@ def test_parse_size(text: str, gib: float) -> None:
 def test_parse_size_rejects_nonsense() -> None:
     with pytest.raises(CalibrationError, match="--vram-limit"):
         parse_size_gib("lots")
+
+
+def test_two_passes_pool_into_one_estimate_that_admits_their_gap() -> None:
+    from gacost.base.profile import SplitResult
+    from gacost.calibration.passes import pool_passes
+
+    # pass 1 ran inside a burst of host interference (+20%), pass 2 did not
+    first = SplitResult(2, 2, "ok", seconds_per_update=1.2, warmup_updates=2,
+                        update_times=(3.0, 1.5, 1.2, 1.19, 1.21, 1.2, 1.22),
+                        peak_allocated_gib=3.0, peak_reserved_gib=None, wall_seconds=10.0)
+    second = SplitResult(2, 2, "ok", seconds_per_update=1.0, warmup_updates=1,
+                         update_times=(1.4, 1.0, 0.99, 1.01, 1.0, 1.02),
+                         peak_allocated_gib=3.1, peak_reserved_gib=3.5, wall_seconds=8.0)
+    pooled = pool_passes(first, second, seq_len=512, world=1)
+    timed = [1.2, 1.19, 1.21, 1.2, 1.22, 1.0, 0.99, 1.01, 1.0, 1.02]
+    # the lower quartile (inclusive method: rank 1 + 9/4 = 3.25 of the sorted ten)
+    ranked = sorted(timed)
+    assert pooled.seconds_per_update == pytest.approx(ranked[2] + 0.25 * (ranked[3] - ranked[2]))
+    assert pooled.pass_seconds == (stats.quiet_time(timed[:5]), stats.quiet_time(timed[5:]))
+    assert pooled.pass_seconds == pytest.approx((1.2, 1.0))
+    assert pooled.timed_updates == 10 and pooled.warmup_updates == 2
+    assert pooled.update_times == first.update_times + second.update_times
+    # the interval covers both passes, and the precision is at least half their gap
+    assert pooled.ci_low_s is not None and pooled.ci_high_s is not None
+    assert pooled.ci_low_s <= 1.0 and pooled.ci_high_s >= 1.2
+    assert pooled.precision is not None and pooled.precision >= 0.1 / 1.1 - 1e-3
+    assert pooled.rel_precision == pooled.precision
+    assert pooled.peak_allocated_gib == 3.1 and pooled.peak_reserved_gib == 3.5
+    assert pooled.wall_seconds == 18.0
+    assert pooled.tokens_per_s == pytest.approx(4 * 512 / pooled.seconds_per_update, abs=0.06)
+
+
+def test_quiet_time_resists_a_burst_that_moves_the_median() -> None:
+    # 12 updates: 7 quiet at ~0.30 s, then a burst of 5 at ~0.45 s (one-sided interference)
+    quiet, burst = [0.30, 0.31, 0.29, 0.30, 0.30, 0.31, 0.29], [0.44, 0.47, 0.45, 0.46, 0.44]
+    both = quiet + burst
+    assert stats.median(both) == pytest.approx(0.31)
+    assert stats.quiet_time(both) == pytest.approx(0.30, abs=0.005)
+    # with a longer burst the median jumps to the burst, the lower quartile stays quiet
+    longer = quiet + burst * 2
+    assert stats.median(longer) > 0.40
+    assert stats.quiet_time(longer) < 0.32
+    assert stats.quiet_time([0.5, 0.4, 0.6]) == 0.5  # below 4 values: the median

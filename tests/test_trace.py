@@ -224,11 +224,11 @@ def _profile(trace: SplitTrace | None = GPU_TRACE) -> Profile:
     )
 
 
-def test_version_2_round_trips_the_trace(tmp_path: Path) -> None:
+def test_current_version_round_trips_the_trace(tmp_path: Path) -> None:
     path = tmp_path / "p.json"
     write_profile(path, _profile())
     raw = json.loads(path.read_text())
-    assert raw["version"] == 2
+    assert raw["version"] == 3
     assert raw["splits"][0]["trace"]["kernels_per_microstep"] == 10853.0
     assert "trace" not in raw["splits"][1]  # no trace, no key (as in version 1)
     assert read_profile(path) == _profile()
@@ -246,15 +246,15 @@ def test_committed_version_1_profiles_still_load(path: Path, tmp_path: Path) -> 
     assert json.loads(path.read_text())["version"] == 1
     profile = read_profile(path)
     assert profile.splits and all(s.trace is None for s in profile.splits)
-    again = tmp_path / "v2.json"
-    write_profile(again, profile)  # re-written as version 2, same content
-    assert json.loads(again.read_text())["version"] == 2 and read_profile(again) == profile
+    again = tmp_path / "v3.json"
+    write_profile(again, profile)  # re-written as version 3, same content
+    assert json.loads(again.read_text())["version"] == 3 and read_profile(again) == profile
 
 
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (lambda d: d.update(version=3), "version 3 is not supported (this gacost reads versions 1"),
+        (lambda d: d.update(version=4), "version 4 is not supported (this gacost reads versions 1"),
         (lambda d: d["splits"][0]["trace"].update(bogus=1), "splits[0].trace.bogus (unknown key)"),
         (lambda d: d["splits"][0].update(trace=[1]), "splits[0].trace must be an object"),
         (
@@ -309,12 +309,12 @@ def test_cpu_calibration_records_the_trace(
     from gacost.cli import main
 
     out = tmp_path / "p.json"
-    assert main(_cli(out, "--splits", "4x1,1x4")) == 0
+    assert main(_cli(out, "--splits", "4x1,1x4", "--trace-all", "--passes", "1")) == 0
     text = capsys.readouterr().out
     assert "Where the time goes (profiled updates):" in text
     assert "  4x1: " in text and "host ops/micro-step; CPU: host ops only" in text
     profile = read_profile(out)
-    assert json.loads(out.read_text())["version"] == 2
+    assert json.loads(out.read_text())["version"] == 3
     for s in profile.splits:
         t = s.trace
         assert t is not None, s
@@ -329,6 +329,30 @@ def test_cpu_calibration_records_the_trace(
     again = tmp_path / "again.json"
     write_profile(again, profile)
     assert read_profile(again) == profile
+
+
+@pytest.mark.slow
+def test_by_default_only_the_first_split_is_profiled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gacost.calibration.sweep import NOT_PROFILED
+    from gacost.cli import main
+
+    out = tmp_path / "p.json"
+    assert main(_cli(out, "--splits", "4x1,2x2")) == 0
+    profile = read_profile(out)
+    ok = [s for s in profile.splits if s.status == "ok"]
+    fastest = min(ok, key=lambda s: s.seconds_per_update or 0)
+    others = [s for s in profile.splits if s is not fastest]
+    assert fastest.trace is not None
+    assert fastest.trace.profiled_updates == updates_for(fastest.grad_accum)
+    # the trace ran after the timing: its updates are not among the split's
+    assert len(fastest.update_times) == fastest.warmup_updates + fastest.timed_updates + 1
+    text = capsys.readouterr().out
+    for s in others:
+        assert s.trace is not None and s.trace.profiled_updates == 0
+        assert s.trace.note == NOT_PROFILED
+        assert f"  {s.micro_batch}x{s.grad_accum}: {NOT_PROFILED}" in text
 
 
 @pytest.mark.slow

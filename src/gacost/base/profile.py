@@ -1,11 +1,12 @@
 """Calibration profiles: the versioned JSON record ``gacost calibrate`` writes.
 
-Schema ``gacost-profile`` version 2 (documented in README.md, "Profile format"):
+Schema ``gacost-profile`` version 3 (documented in README.md, "Profile format"):
 top-level ``schema``, ``version``, ``created_at``, ``source``, ``provenance``,
 ``gpu`` {name, raw_name, memory_gib, count}, ``host`` and ``software`` (free-form
 string maps), ``workload`` (the fields of :class:`Workload`), ``fingerprint``,
 ``gpu_seconds`` and ``splits`` (a list of :class:`SplitResult`, each with an optional
-``trace``: :class:`SplitTrace`). Version 2 added ``trace``; version-1 files still load.
+``trace``: :class:`SplitTrace`). Version 2 added ``trace``, version 3 ``pass_seconds`` and
+``precision``; version-1 and -2 files still load.
 
 This module is pure Python so that ``recommend`` can read profiles without torch.
 """
@@ -22,8 +23,8 @@ from gacost.base.atomic import write_atomic
 from gacost.base.errors import DataError
 
 SCHEMA = "gacost-profile"
-VERSION = 2  # written; 2 added splits[].trace
-READABLE_VERSIONS = (1, 2)
+VERSION = 3  # written; 2 added splits[].trace, 3 splits[].pass_seconds and .precision
+READABLE_VERSIONS = (1, 2, 3)
 SplitStatus = Literal["ok", "oom", "dropped", "skipped", "error"]
 STATUSES = ("ok", "oom", "dropped", "skipped", "error")
 TIMED = ("ok", "dropped")  # statuses that carry a measured seconds_per_update
@@ -122,6 +123,18 @@ class SplitResult:
     compile_seconds: float | None = None  # torch.compile: warm-up time beyond the median
     note: str = ""
     trace: SplitTrace | None = None
+    pass_seconds: tuple[float, ...] = ()  # each timed pass's estimate (calibrate's 2 passes)
+    precision: float | None = None  # relative half-width of the estimate's 95% interval
+
+    @property
+    def rel_precision(self) -> float | None:
+        """How precise ``seconds_per_update`` is, as a fraction: the stored ``precision``,
+        else the half-width of the 95% CI relative to the median (None when unknown)."""
+        if self.precision is not None:
+            return self.precision
+        if self.seconds_per_update and self.ci_low_s and self.ci_high_s:
+            return (self.ci_high_s - self.ci_low_s) / 2 / self.seconds_per_update
+        return None
 
 
 @dataclass(frozen=True)
@@ -191,7 +204,8 @@ def profile_to_dict(p: Profile) -> dict[str, Any]:
 
 def _split_to_dict(s: SplitResult) -> dict[str, Any]:
     """One split's JSON form; ``trace`` only when the split has one."""
-    out = {**asdict(s), "update_times": list(s.update_times)}
+    out = {**asdict(s), "update_times": list(s.update_times),
+           "pass_seconds": list(s.pass_seconds)}
     if s.trace is None:
         out.pop("trace")
     return out
@@ -202,7 +216,8 @@ def _split_from_dict(s: dict[str, Any], where: str) -> SplitResult:
     unknown = set(s) - {f.name for f in fields(SplitResult)}
     if unknown:
         raise KeyError(f"{where}.{sorted(unknown)[0]} (unknown key)")
-    item = {**s, "update_times": tuple(float(t) for t in s.get("update_times", ()))}
+    item = {**s, "update_times": tuple(float(t) for t in s.get("update_times", ())),
+            "pass_seconds": tuple(float(t) for t in s.get("pass_seconds", ()))}
     if item.get("trace") is not None:
         item["trace"] = _trace_from_dict(item["trace"], f"{where}.trace")
     result = SplitResult(**item)
