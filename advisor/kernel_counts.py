@@ -1,0 +1,317 @@
+"""Kernels launched per micro-step and per update, predicted from the workload's structure.
+
+The host term of a micro-step is (launches per micro-step) x (host seconds per launch), so
+the launch count must be known for configurations nobody counted. This module owns that
+count; it is pure (no torch) and reads only :class:`ModelArch` and :class:`TrainSetup`.
+
+Structure (one micro-step: forward, TRL's loss and metrics, backward; GC adds a recompute):
+
+* **Operators per decoder layer**: a frozen layer (norms, RoPE, attention, the MLP
+  activation, residual adds, its base linears) plus, per LoRA-wrapped linear, the adapter's
+  operators (the dtype casts, two rank-r GEMMs, scaling and add, and their backward), each
+  for checkpointing on and off; plus a per-model part (embedding, final norm, LM head, loss,
+  TRL's entropy/accuracy metrics). From the second micro-step of an update on, every LoRA
+  A/B gradient is accumulated with one add. The table :data:`STRUCTURE` was counted on the
+  CPU (``bench/kernel_counts_cpu.py``: real TRL ``SFTTrainer`` + PEFT on tiny random copies
+  of the shipped architectures, operators that launch GPU work per micro-step, with 2 and 4
+  layers, all-linear and attention-only targets, checkpointing on and off).
+* **Operators -> GPU launches** (:class:`GpuAnchor`, fitted on the H200 sweep's traces,
+  ``bench/results/h200-sweep``): kernels per counted operator ``ops_to_kernels``, and the
+  shape-dependent extras per GEMM operator (cuBLAS split-K reductions and device-to-device
+  copies, which grow with the rows x width of the GEMMs): ``extra_a + extra_b * x`` with
+  ``x = log2(m * seq * hidden / 2**20)`` clamped to ``[0, EXTRA_X_MAX]``.
+* **QLoRA** (bitsandbytes NF4, double quant): per 4-bit linear and pass, two dequantisation
+  kernels (the absmax, then the weight) and three fewer cast/elementwise kernels than a bf16
+  linear; two extra copies per micro-step; ``prepare_model_for_kbit_training`` adds the fp32
+  casts of its upcast norms (per layer).
+* **Liger** and **torch.compile**: measured changes (one workload each), see the constants.
+
+Per update: the AdamW ``foreach`` optimizer launches one kernel per ``multi_tensor_apply``
+chunk of each of its element-wise steps (:func:`optimizer_kernels`), and the rest of the
+update (gradient-norm clipping, ``zero_grad``, the batch copies) a few more.
+
+Sources and the leave-one-workload-out check: ``bench/MODEL.md`` ("Kernel counts"),
+``bench/kernel_counts.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from gacost.advisor.time_model import TrainSetup
+from gacost.base.records import ModelArch
+
+LINEAR_NAMES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+@dataclass(frozen=True)
+class KernelCounts:
+    """Launches (kernels + memcpy/memset) per micro-step and once per update.
+
+    ``per_microstep``: the mean over the ``k`` micro-steps of an update of what one forward,
+    loss and backward launches. ``per_update``: the optimizer step and the rest of the
+    update (clipping, ``zero_grad``, the batches' host-to-device copies), once per update.
+    An update launches ``k * per_microstep + per_update``.
+    """
+
+    per_microstep: float
+    per_update: float
+
+
+@dataclass(frozen=True)
+class FamilyStructure:
+    """Launching operators of one architecture family, counted on the CPU (see module doc).
+
+    ``layer_*``: per decoder layer with no LoRA-wrapped linear; ``lora_*``: what each
+    LoRA-wrapped linear adds to its layer; ``model_*``: the per-model part. ``gc``/``nogc``:
+    gradient checkpointing on/off. ``linears``: the layer's linear modules; ``fused``: which
+    of the usual seven names each fused module stands for (Phi-3's ``qkv_proj``).
+    """
+
+    linears: tuple[str, ...]
+    layer_gc: float
+    layer_nogc: float
+    lora_gc: float
+    lora_nogc: float
+    model_gc: float
+    model_nogc: float
+    fused: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+_PHI3_FUSED = (
+    ("qkv_proj", ("q_proj", "k_proj", "v_proj")),
+    ("o_proj", ("o_proj",)),
+    ("gate_up_proj", ("gate_proj", "up_proj")),
+    ("down_proj", ("down_proj",)),
+)
+
+# Counted with bench/kernel_counts_cpu.py (torch 2.13 CPU, transformers 5.24, TRL 1.16,
+# PEFT 0.21; bench/results/kernel-counts-cpu.json), sdpa attention. Per layer: half the
+# difference between 4 and 2 layers; per LoRA linear: a third of all-linear minus
+# attention-only (q, k, v, o); per model: the 2-layer count less two layers. Gemma-2 ran
+# eager attention there (that transformers refuses sdpa for it); its rows are corrected by
+# what eager adds to Llama (per layer 28 with GC, 18 without; per model 11).
+# test_kernel_counts.py re-derives this table from the committed JSON.
+STRUCTURE: dict[str, FamilyStructure] = {
+    "llama": FamilyStructure(
+        linears=LINEAR_NAMES, layer_gc=443 / 3, layer_nogc=106.0,
+        lora_gc=76 / 3, lora_nogc=18.0, model_gc=162.0, model_nogc=130.0,
+    ),
+    "qwen3": FamilyStructure(
+        linears=LINEAR_NAMES, layer_gc=635 / 3, layer_nogc=152.0,
+        lora_gc=76 / 3, lora_nogc=18.0, model_gc=162.0, model_nogc=130.0,
+    ),
+    "gemma2": FamilyStructure(
+        linears=LINEAR_NAMES, layer_gc=233.0, layer_nogc=166.0,
+        lora_gc=26.0, lora_nogc=18.0, model_gc=196.0, model_nogc=164.0,
+    ),
+    "phi3": FamilyStructure(
+        linears=tuple(name for name, _ in _PHI3_FUSED), layer_gc=473 / 3, layer_nogc=117.0,
+        lora_gc=76 / 3, lora_nogc=18.0, model_gc=162.0, model_nogc=142.0, fused=_PHI3_FUSED,
+    ),
+}
+# model_type -> family whose CPU counts it shares (Mistral and Qwen2 counted equal to Llama
+# with checkpointing: 812 and 1462 operators at 2 and 4 layers).
+FAMILY_OF = {
+    "llama": "llama", "mistral": "llama", "qwen2": "llama", "qwen3": "qwen3",
+    "gemma2": "gemma2", "phi3": "phi3",
+}
+DEFAULT_FAMILY = "llama"
+
+
+@dataclass(frozen=True)
+class GpuAnchor:
+    """How counted operators become GPU launches on one stack (see module doc).
+
+    ``update_other_*``: kernels of the rest of the update at k = 1 (gradient-norm clipping,
+    ``zero_grad``), which grow with the trainable tensors.
+    """
+
+    ops_to_kernels: float
+    extra_a: float
+    extra_b: float
+    update_other_base: float
+    update_other_per_tensor: float
+    source: str = ""
+
+
+EXTRA_X_MAX = 4.0  # past m*seq*hidden = 2**24 the extras per GEMM stop growing (H200 sweep)
+
+# Fitted by bench/kernel_counts.py on all counted traces of the H200 sweep (torch 2.11+cu130,
+# transformers 5.17, TRL 1.16, PEFT 0.21; bench/results/h200-sweep/w*.json).
+H200_ANCHOR = GpuAnchor(
+    ops_to_kernels=0.9757, extra_a=0.0626, extra_b=0.1735,
+    update_other_base=17.19, update_other_per_tensor=0.02522,
+    source="H200 sweep 2026-12-02 (bench/results/h200-sweep), fitted by bench/kernel_counts.py",
+)
+
+# QLoRA (bitsandbytes 0.50 NF4 + double quant), per 4-bit linear. The two dequantisation
+# kernels per use are bitsandbytes' structure (absmax, then weight), seen as 6 per linear
+# with GC (forward, recompute, backward) on Qwen3-8B; the others are Qwen3-8B QLoRA minus
+# bf16 LoRA (workloads 6 and 8: -2268 other kernels = -3 x 252 linears x 3 passes, +504
+# copies = 2 x 252, at every split), and prepare_model_for_kbit_training (workload 7 minus 6:
+# +1673 other kernels per micro-step over 36 layers with GC).
+QLORA_DEQUANT_PER_PASS = 2.0
+QLORA_OTHER_PER_PASS = -3.0
+QLORA_COPIES_PER_MICROSTEP = 2.0
+PREPARE_KBIT_PER_LAYER_GC = 1673 / 36
+# Liger (liger-kernel 0.8.5, Qwen3-1.7B, GC; workload 10 minus 1): -4079 other kernels and
+# -113 copies per micro-step at both splits, over 28 layers; spread over the three passes.
+LIGER_PER_LAYER_GC = -(4079 + 113) / 28
+# torch.compile (TRL torch_compile=True; Qwen3-1.7B 1x4 on an H200): 11,978 -> 4,684 kernels
+# per micro-step (shared/research/measurements-h200.md, one measurement, not a law).
+COMPILE_RATIO = 4684 / 11978
+
+# Rest of the update, counted in every split of the sweep: 8 kernels per extra micro-step
+# (``num_items_in_batch`` and friends) and 5 host-to-device copies per micro-step (the
+# batch), plus clipping and zero_grad (GpuAnchor.update_other_*).
+UPDATE_KERNELS_PER_EXTRA_MICROSTEP = 8.0
+UPDATE_COPIES_PER_MICROSTEP = 5.0
+
+# AdamW foreach (torch.optim._multi_tensor_adam, no weight decay, no amsgrad, steps on the
+# host): lerp_, mul_, addcmul_, sqrt, div_, add_, addcdiv_ on the fp32 trainable tensors,
+# as (tensor lists, scalar list); launches follow ATen's MultiTensorApply.cuh
+# (65536-element chunks, at most 320 blocks and depth_to_max_tensors tensors per launch).
+ADAM_STEPS = ((2, False), (1, False), (3, False), (2, False), (1, True), (1, False), (3, True))
+MTA_CHUNK = 65536
+MTA_MAX_BLOCKS = 320
+MTA_MAX_TENSORS = (110, 64, 48, 36, 30)
+MTA_MAX_TENSORS_SCALARLIST = (96, 64, 48, 36, 30)
+
+
+def family(arch: ModelArch) -> tuple[str, bool]:
+    """The structure family of ``arch`` and whether its ``model_type`` was counted."""
+    name = FAMILY_OF.get(arch.model_type)
+    return (name, True) if name else (DEFAULT_FAMILY, False)
+
+
+def lora_linears(arch: ModelArch, setup: TrainSetup) -> int:
+    """LoRA-wrapped linear modules per decoder layer (0 for a full fine-tune)."""
+    if setup.method == "full":
+        return 0
+    fam = STRUCTURE[family(arch)[0]]
+    targets = set(setup.lora_targets)
+    if fam.fused:
+        return sum(1 for name, parts in fam.fused if name in targets or targets & set(parts))
+    return sum(1 for name in fam.linears if name in targets)
+
+
+def _passes(setup: TrainSetup) -> int:
+    """Forward passes per micro-step (the recompute under GC) plus the backward."""
+    return 3 if setup.gradient_checkpointing else 2
+
+
+def operators_per_microstep(arch: ModelArch, setup: TrainSetup, grad_accum: int = 1) -> float:
+    """Launching operators per micro-step as counted on the CPU (see module doc)."""
+    fam = STRUCTURE[family(arch)[0]]
+    gc = setup.gradient_checkpointing
+    n = lora_linears(arch, setup)
+    layer = (fam.layer_gc if gc else fam.layer_nogc) + n * (fam.lora_gc if gc else fam.lora_nogc)
+    accumulate = 2.0 * n * arch.num_hidden_layers * (grad_accum - 1) / grad_accum
+    return arch.num_hidden_layers * layer + (fam.model_gc if gc else fam.model_nogc) + accumulate
+
+
+def gemm_operators_per_microstep(arch: ModelArch, setup: TrainSetup) -> float:
+    """GEMM operators per micro-step: per pass one per frozen linear; a LoRA linear adds two
+    per forward pass and four in the backward (weight and input gradients of A and B)."""
+    fam = STRUCTURE[family(arch)[0]]
+    fwd = 2 if setup.gradient_checkpointing else 1
+    n = lora_linears(arch, setup)
+    per_layer = len(fam.linears) * (fwd + 1) + n * (2 * fwd + 4)
+    return arch.num_hidden_layers * per_layer + 2.0  # LM head: forward and input gradient
+
+
+def shape_x(arch: ModelArch, setup: TrainSetup, micro_batch: int) -> float:
+    """``log2(rows x width / 2**20)`` of the micro-step's GEMMs, clamped to [0, EXTRA_X_MAX]."""
+    rows = micro_batch * setup.sequence_length * arch.hidden_size
+    return min(max(math.log2(rows / 2**20), 0.0), EXTRA_X_MAX)
+
+
+def _trainable_tensors(arch: ModelArch, setup: TrainSetup) -> list[int]:
+    """Element counts of the trainable tensors (LoRA A and B of every wrapped linear)."""
+    h, i = arch.hidden_size, arch.intermediate_size
+    qd = arch.num_attention_heads * arch.head_dim
+    kvd = arch.num_key_value_heads * arch.head_dim
+    shapes = {
+        "q_proj": (h, qd), "k_proj": (h, kvd), "v_proj": (h, kvd), "o_proj": (qd, h),
+        "gate_proj": (h, i), "up_proj": (h, i), "down_proj": (i, h),
+        "qkv_proj": (h, qd + 2 * kvd), "gate_up_proj": (h, 2 * i),
+    }
+    fam = STRUCTURE[family(arch)[0]]
+    targets = set(setup.lora_targets)
+    wrapped = [
+        name for name, parts in (fam.fused or tuple((n, (n,)) for n in fam.linears))
+        if name in targets or targets & set(parts)
+    ]
+    r = setup.lora_r
+    per_layer = [r * shapes[n][0] for n in wrapped] + [shapes[n][1] * r for n in wrapped]
+    return per_layer * arch.num_hidden_layers
+
+
+def _launches(sizes: list[int], depth: int, scalarlist: bool) -> int:
+    """Kernel launches of one ``multi_tensor_apply`` over tensors of ``sizes`` elements."""
+    limit = (MTA_MAX_TENSORS_SCALARLIST if scalarlist else MTA_MAX_TENSORS)[depth - 1]
+    launches = tensors = blocks = 0
+    for size in sizes:
+        tensors += 1
+        chunks = max(1, math.ceil(size / MTA_CHUNK))
+        for chunk in range(chunks):
+            blocks += 1
+            last_chunk = chunk == chunks - 1
+            if blocks == MTA_MAX_BLOCKS or (tensors == limit and last_chunk):
+                launches += 1
+                blocks = 0
+                tensors = 0 if last_chunk else 1
+    return launches + (1 if blocks else 0)
+
+
+def optimizer_kernels(arch: ModelArch, setup: TrainSetup) -> float:
+    """AdamW ``foreach`` kernels per update over the trainable tensors."""
+    sizes = _trainable_tensors(arch, setup) if setup.method != "full" else []
+    return float(sum(_launches(sizes, d, s) for d, s in ADAM_STEPS)) if sizes else 0.0
+
+
+def kernel_counts(
+    arch: ModelArch,
+    setup: TrainSetup,
+    micro_batch: int,
+    *,
+    grad_accum: int = 1,
+    liger: bool = False,
+    torch_compile: bool = False,
+    prepare_for_kbit: bool = False,
+    anchor: GpuAnchor = H200_ANCHOR,
+) -> KernelCounts:
+    """Launches per micro-step and per update of ``setup`` on ``arch`` at ``micro_batch``.
+
+    ``grad_accum`` (k) adds the LoRA gradient accumulation of micro-steps 2..k;
+    ``prepare_for_kbit``: QLoRA through PEFT's ``prepare_model_for_kbit_training``.
+    """
+    if micro_batch < 1 or grad_accum < 1:
+        raise ValueError("micro_batch and grad_accum must be >= 1")
+    layers = arch.num_hidden_layers
+    passes = _passes(setup)
+    ops = operators_per_microstep(arch, setup, grad_accum)
+    gemm = gemm_operators_per_microstep(arch, setup)
+    extra = anchor.extra_a + anchor.extra_b * shape_x(arch, setup, micro_batch)
+    per_micro = anchor.ops_to_kernels * ops + gemm * extra
+    if setup.method == "qlora":
+        quantised = layers * len(STRUCTURE[family(arch)[0]].linears)
+        per_micro += quantised * (
+            passes * (QLORA_DEQUANT_PER_PASS + QLORA_OTHER_PER_PASS) + QLORA_COPIES_PER_MICROSTEP
+        )
+        if prepare_for_kbit:
+            per_micro += layers * PREPARE_KBIT_PER_LAYER_GC * passes / 3
+    if liger:
+        per_micro += layers * LIGER_PER_LAYER_GC * passes / 3
+    if torch_compile:
+        per_micro *= COMPILE_RATIO
+    tensors = len(_trainable_tensors(arch, setup)) if setup.method != "full" else 0
+    per_update = (
+        optimizer_kernels(arch, setup)
+        + anchor.update_other_base + anchor.update_other_per_tensor * tensors
+        + UPDATE_KERNELS_PER_EXTRA_MICROSTEP * (grad_accum - 1)
+        + UPDATE_COPIES_PER_MICROSTEP * grad_accum
+    )
+    return KernelCounts(per_microstep=per_micro, per_update=per_update)
