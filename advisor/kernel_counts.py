@@ -40,6 +40,7 @@ import math
 from dataclasses import dataclass
 
 from gacost.advisor.time_model import TrainSetup
+from gacost.base.errors import JobSpecError
 from gacost.base.records import ModelArch
 
 LINEAR_NAMES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -267,9 +268,55 @@ def _launches(sizes: list[int], depth: int, scalarlist: bool) -> int:
 
 
 def optimizer_kernels(arch: ModelArch, setup: TrainSetup) -> float:
-    """AdamW ``foreach`` kernels per update over the trainable tensors."""
-    sizes = _trainable_tensors(arch, setup) if setup.method != "full" else []
+    """AdamW ``foreach`` kernels per update over the trainable (LoRA) tensors."""
+    sizes = _trainable_tensors(arch, setup)
     return float(sum(_launches(sizes, d, s) for d, s in ADAM_STEPS)) if sizes else 0.0
+
+
+def _check(setup: TrainSetup, micro_batch: int, grad_accum: int) -> None:
+    if setup.method not in ("lora", "qlora"):
+        raise JobSpecError(
+            f"method: kernel counts are modelled for lora and qlora, not {setup.method!r}; "
+            "calibrate a full fine-tune (gacost calibrate) to count its kernels"
+        )
+    for name, value in (("micro_batch", micro_batch), ("grad_accum", grad_accum)):
+        if value < 1:
+            raise JobSpecError(f"{name}: must be an integer >= 1, got {value}")
+
+
+def microstep_parts(
+    arch: ModelArch,
+    setup: TrainSetup,
+    micro_batch: int,
+    *,
+    grad_accum: int = 1,
+    liger: bool = False,
+    prepare_for_kbit: bool = False,
+    anchor: GpuAnchor = H200_ANCHOR,
+) -> dict[str, float]:
+    """The launches of one uncompiled micro-step by origin (they add up to the total).
+
+    ``operators``: the CPU-counted operators x ``ops_to_kernels``; ``gemm_extras``: split-K
+    reductions and copies; ``qlora_dequant``, ``qlora_other``, ``qlora_copies``,
+    ``prepare_kbit``, ``liger``: the terms of those options (0 when off).
+    """
+    _check(setup, micro_batch, grad_accum)
+    layers = arch.num_hidden_layers
+    passes = _passes(setup)
+    gemm = gemm_operators_per_microstep(arch, setup)
+    extra = anchor.extra_a + anchor.extra_b * shape_x(arch, setup, micro_batch)
+    qlora = setup.method == "qlora"
+    quantised = layers * len(STRUCTURE[family(arch)[0]].linears) if qlora else 0
+    return {
+        "operators": anchor.ops_to_kernels * operators_per_microstep(arch, setup, grad_accum),
+        "gemm_extras": gemm * extra,
+        "qlora_dequant": quantised * passes * QLORA_DEQUANT_PER_PASS,
+        "qlora_other": quantised * passes * QLORA_OTHER_PER_PASS,
+        "qlora_copies": quantised * QLORA_COPIES_PER_MICROSTEP,
+        "prepare_kbit": layers * PREPARE_KBIT_PER_LAYER_GC * passes / 3
+        if qlora and prepare_for_kbit else 0.0,
+        "liger": layers * LIGER_PER_LAYER_GC * passes / 3 if liger else 0.0,
+    }
 
 
 def kernel_counts(
@@ -285,29 +332,17 @@ def kernel_counts(
 ) -> KernelCounts:
     """Launches per micro-step and per update of ``setup`` on ``arch`` at ``micro_batch``.
 
-    ``grad_accum`` (k) adds the LoRA gradient accumulation of micro-steps 2..k;
-    ``prepare_for_kbit``: QLoRA through PEFT's ``prepare_model_for_kbit_training``.
+    ``grad_accum`` (k) adds the LoRA gradient accumulation of micro-steps 2..k and the
+    per-micro-step part of the rest of the update; ``prepare_for_kbit``: QLoRA through
+    PEFT's ``prepare_model_for_kbit_training``. A method other than lora/qlora, or a
+    micro-batch or k below 1, is a :class:`JobSpecError`.
     """
-    if micro_batch < 1 or grad_accum < 1:
-        raise ValueError("micro_batch and grad_accum must be >= 1")
-    layers = arch.num_hidden_layers
-    passes = _passes(setup)
-    ops = operators_per_microstep(arch, setup, grad_accum)
-    gemm = gemm_operators_per_microstep(arch, setup)
-    extra = anchor.extra_a + anchor.extra_b * shape_x(arch, setup, micro_batch)
-    per_micro = anchor.ops_to_kernels * ops + gemm * extra
-    if setup.method == "qlora":
-        quantised = layers * len(STRUCTURE[family(arch)[0]].linears)
-        per_micro += quantised * (
-            passes * (QLORA_DEQUANT_PER_PASS + QLORA_OTHER_PER_PASS) + QLORA_COPIES_PER_MICROSTEP
-        )
-        if prepare_for_kbit:
-            per_micro += layers * PREPARE_KBIT_PER_LAYER_GC * passes / 3
-    if liger:
-        per_micro += layers * LIGER_PER_LAYER_GC * passes / 3
-    if torch_compile:
-        per_micro *= COMPILE_RATIO
-    tensors = len(_trainable_tensors(arch, setup)) if setup.method != "full" else 0
+    parts = microstep_parts(
+        arch, setup, micro_batch, grad_accum=grad_accum, liger=liger,
+        prepare_for_kbit=prepare_for_kbit, anchor=anchor,
+    )
+    per_micro = sum(parts.values()) * (COMPILE_RATIO if torch_compile else 1.0)
+    tensors = len(_trainable_tensors(arch, setup))
     per_update = (
         optimizer_kernels(arch, setup)
         + anchor.update_other_base + anchor.update_other_per_tensor * tensors
