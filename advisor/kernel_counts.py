@@ -88,7 +88,7 @@ _PHI3_FUSED = (
 )
 
 # Counted with bench/kernel_counts_cpu.py (torch 2.13 CPU, transformers 5.24, TRL 1.16,
-# PEFT 0.21; bench/results/kernel-counts-cpu.json), sdpa attention. Per layer: half the
+# PEFT 0.21.2; bench/results/kernel-counts-cpu.json), sdpa attention. Per layer: half the
 # difference between 4 and 2 layers; per LoRA linear: a third of all-linear minus
 # attention-only (q, k, v, o); per model: the 2-layer count less two layers. Gemma-2 ran
 # eager attention there (that transformers refuses sdpa for it); its rows are corrected by
