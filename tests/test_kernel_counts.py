@@ -251,3 +251,32 @@ def test_leave_one_out_result_is_reproduced(bench: ModuleType,
     assert fresh == committed["summary"]
     assert fresh["out_of_sample"]["median_abs_error_pct"] <= 2.5
     assert fresh["all"]["worst_abs_error_pct"] <= 100 * TOL_MICROSTEP
+
+
+# ------------------------------------------------------------------ the CPU counts themselves
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("model", "targets", "gc"), [
+    ("Qwen--Qwen3-1.7B", "attention", True),
+    ("meta-llama--Llama-3.2-1B", "all-linear", False),
+])
+def test_cpu_count_is_reproduced(model: str, targets: str, gc: bool) -> None:
+    """A real TRL + PEFT run on the CPU counts what the committed JSON says."""
+    pytest.importorskip("trl")
+    pytest.importorskip("peft")
+    spec = importlib.util.spec_from_file_location(
+        "kernel_counts_cpu", ROOT / "bench" / "kernel_counts_cpu.py"
+    )
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    doc = json.loads((ROOT / "bench" / "results" / "kernel-counts-cpu.json").read_text())
+    want = next(r for r in doc["rows"] if r["model"] == model and r["layers"] == 2
+                and r["targets"] == targets and r["gradient_checkpointing"] == gc
+                and r["micro_batch"] == 1 and r["grad_accum"] == 1)
+    got = mod.run_one(ROOT / "data" / "models" / f"{model}.json", 2, targets, gc, 1, 1,
+                      doc["seq"], doc["rank"])
+    assert got["launching_ops_per_microstep"] == want["launching_ops_per_microstep"]
+    assert got["mm_ops_per_microstep"] == want["mm_ops_per_microstep"]
