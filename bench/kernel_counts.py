@@ -120,23 +120,10 @@ def derive_structure(path: Path = CPU_COUNTS) -> dict[str, kc.FamilyStructure]:
         return full - linears * lora, lora, per_model(mt, at, "all-linear", gc)
 
     out = {}
-    for mt, fam in (("llama", "llama"), ("qwen3", "qwen3"), ("gemma2", "gemma2"),
-                    ("phi3", "phi3")):
-        at = "eager" if (mt, "eager", "all-linear", True, 2) in table and mt != "llama" \
-            else "sdpa"
+    for fam in ("llama", "qwen3", "gemma2", "phi3"):
         n = len(kc.STRUCTURE[fam].linears)
-        lg, dg, mg = counts(mt, at, True, n)
-        ln, dn, mn = counts(mt, at, False, n)
-        if at == "eager":  # less what eager attention adds to Llama
-            for gc in (True, False):
-                d_layer = (per_layer("llama", "eager", "all-linear", gc)
-                           - per_layer("llama", "sdpa", "all-linear", gc))
-                d_model = (per_model("llama", "eager", "all-linear", gc)
-                           - per_model("llama", "sdpa", "all-linear", gc))
-                if gc:
-                    lg, mg = lg - d_layer, mg - d_model
-                else:
-                    ln, mn = ln - d_layer, mn - d_model
+        lg, dg, mg = counts(fam, "sdpa", True, n)
+        ln, dn, mn = counts(fam, "sdpa", False, n)
         out[fam] = kc.FamilyStructure(
             linears=kc.STRUCTURE[fam].linears, layer_gc=lg, layer_nogc=ln, lora_gc=dg,
             lora_nogc=dn, model_gc=mg, model_nogc=mn, fused=kc.STRUCTURE[fam].fused,

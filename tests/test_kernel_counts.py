@@ -27,9 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 ATTN = ("q_proj", "k_proj", "v_proj", "o_proj")
 
 # Stated tolerance (bench/MODEL.md, "Kernel counts"): leave-one-workload-out errors were at
-# most 5.3 % (median 2.1 %); the model with the shipped anchor stays within 6 % of every
-# counted split, per update within 1 %.
-TOL_MICROSTEP = 0.06
+# most 4.7 % (median 1.8 %); the model with the shipped anchor stays within the issue's 5 %
+# of every counted split, per update within 1 %.
+TOL_MICROSTEP = 0.05
 TOL_UPDATE = 0.01
 
 
@@ -249,7 +249,7 @@ def test_leave_one_out_result_is_reproduced(bench: ModuleType,
     committed = json.loads((ROOT / "bench" / "results" / "kernel_counts.json").read_text())
     fresh = bench.summary(bench.leave_one_out(rows))
     assert fresh == committed["summary"]
-    assert fresh["out_of_sample"]["median_abs_error_pct"] <= 2.5
+    assert fresh["out_of_sample"]["median_abs_error_pct"] <= 2.0
     assert fresh["all"]["worst_abs_error_pct"] <= 100 * TOL_MICROSTEP
 
 
@@ -260,6 +260,7 @@ def test_leave_one_out_result_is_reproduced(bench: ModuleType,
 @pytest.mark.parametrize(("model", "targets", "gc"), [
     ("Qwen--Qwen3-1.7B", "attention", True),
     ("meta-llama--Llama-3.2-1B", "all-linear", False),
+    ("google--gemma-2-2b", "all-linear", True),  # sdpa switched on, soft-capping off
 ])
 def test_cpu_count_is_reproduced(model: str, targets: str, gc: bool) -> None:
     """A real TRL + PEFT run on the CPU counts what the committed JSON says."""
