@@ -10,11 +10,13 @@ Structure (one micro-step: forward, TRL's loss and metrics, backward; GC adds a 
   activation, residual adds, its base linears) plus, per LoRA-wrapped linear, the adapter's
   operators (the dtype casts, two rank-r GEMMs, scaling and add, and their backward), each
   for checkpointing on and off; plus a per-model part (embedding, final norm, LM head, loss,
-  TRL's entropy/accuracy metrics). From the second micro-step of an update on, every LoRA
-  A/B gradient is accumulated with one add. The table :data:`STRUCTURE` was counted on the
-  CPU (``bench/kernel_counts_cpu.py``: real TRL ``SFTTrainer`` + PEFT on tiny random copies
-  of the shipped architectures, operators that launch GPU work per micro-step, with 2 and 4
-  layers, all-linear and attention-only targets, checkpointing on and off).
+  TRL's entropy/accuracy metrics). From the second micro-step of an update on, every
+  trainable tensor's gradient is accumulated with one add. The table :data:`STRUCTURE` was
+  counted on the CPU (``bench/kernel_counts_cpu.py``: real TRL ``SFTTrainer`` + PEFT on tiny
+  random copies of the shipped architectures, operators that launch GPU work per
+  micro-step, with 2 and 4 layers, all-linear and attention-only targets, checkpointing on
+  and off, bf16 autocast and fp32, and full fine-tunes). fp16 is taken as bf16 (the same
+  autocast casts); fp32 and full fine-tunes have CPU counts but no GPU count yet.
 * **Operators -> GPU launches** (:class:`GpuAnchor`, fitted on the H200 sweep's traces,
   ``bench/results/h200-sweep``): kernels per counted operator ``ops_to_kernels``, and the
   shape-dependent extras per GEMM operator (cuBLAS split-K reductions and device-to-device
@@ -61,22 +63,38 @@ class KernelCounts:
 
 
 @dataclass(frozen=True)
-class FamilyStructure:
-    """Launching operators of one architecture family, counted on the CPU (see module doc).
+class OperatorCounts:
+    """Launching operators per micro-step, counted on the CPU (see module doc).
 
     ``layer_*``: per decoder layer with no LoRA-wrapped linear; ``lora_*``: what each
     LoRA-wrapped linear adds to its layer; ``model_*``: the per-model part. ``gc``/``nogc``:
-    gradient checkpointing on/off. ``linears``: the layer's linear modules; ``fused``: which
-    of the usual seven names each fused module stands for (Phi-3's ``qkv_proj``).
+    gradient checkpointing on/off.
     """
 
-    linears: tuple[str, ...]
     layer_gc: float
     layer_nogc: float
     lora_gc: float
     lora_nogc: float
     model_gc: float
     model_nogc: float
+
+
+@dataclass(frozen=True)
+class FamilyStructure:
+    """One architecture family: its layer's modules and its operator counts.
+
+    ``half``: LoRA under bf16/fp16 autocast; ``fp32``: LoRA in fp32 without autocast;
+    ``full``: a full fine-tune in bf16 (every weight trained; ``lora_*`` are 0).
+    ``linears``: the layer's linear modules; ``norms``: its RMSNorms (trainable in a full
+    fine-tune); ``fused``: which of the usual seven names each fused module stands for
+    (Phi-3's ``qkv_proj``).
+    """
+
+    linears: tuple[str, ...]
+    norms: int
+    half: OperatorCounts
+    fp32: OperatorCounts
+    full: OperatorCounts
     fused: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
@@ -96,20 +114,29 @@ _PHI3_FUSED = (
 # test_kernel_counts.py re-derives this table from the committed JSON.
 STRUCTURE: dict[str, FamilyStructure] = {
     "llama": FamilyStructure(
-        linears=LINEAR_NAMES, layer_gc=443 / 3, layer_nogc=106.0,
-        lora_gc=76 / 3, lora_nogc=18.0, model_gc=162.0, model_nogc=130.0,
+        linears=LINEAR_NAMES, norms=2,
+        half=OperatorCounts(443 / 3, 106.0, 76 / 3, 18.0, 162.0, 130.0),
+        fp32=OperatorCounts(407 / 3, 98.0, 40 / 3, 10.0, 151.0, 127.0),
+        full=OperatorCounts(156.0, 117.0, 0.0, 0.0, 171.0, 171.0),
     ),
     "qwen3": FamilyStructure(
-        linears=LINEAR_NAMES, layer_gc=635 / 3, layer_nogc=152.0,
-        lora_gc=76 / 3, lora_nogc=18.0, model_gc=162.0, model_nogc=130.0,
+        linears=LINEAR_NAMES, norms=4,
+        half=OperatorCounts(635 / 3, 152.0, 76 / 3, 18.0, 162.0, 130.0),
+        fp32=OperatorCounts(563 / 3, 136.0, 40 / 3, 10.0, 151.0, 127.0),
+        full=OperatorCounts(224.0, 167.0, 0.0, 0.0, 171.0, 171.0),
     ),
     "gemma2": FamilyStructure(
-        linears=LINEAR_NAMES, layer_gc=224.0, layer_nogc=160.0,
-        lora_gc=26.0, lora_nogc=18.0, model_gc=179.0, model_nogc=147.0,
+        linears=LINEAR_NAMES, norms=4,
+        half=OperatorCounts(224.0, 160.0, 26.0, 18.0, 179.0, 147.0),
+        fp32=OperatorCounts(200.0, 144.0, 14.0, 10.0, 168.0, 144.0),
+        full=OperatorCounts(243.0, 179.0, 0.0, 0.0, 190.0, 190.0),
     ),
     "phi3": FamilyStructure(
-        linears=tuple(name for name, _ in _PHI3_FUSED), layer_gc=473 / 3, layer_nogc=117.0,
-        lora_gc=76 / 3, lora_nogc=18.0, model_gc=162.0, model_nogc=142.0, fused=_PHI3_FUSED,
+        linears=tuple(name for name, _ in _PHI3_FUSED), norms=2,
+        half=OperatorCounts(473 / 3, 117.0, 76 / 3, 18.0, 162.0, 142.0),
+        fp32=OperatorCounts(437 / 3, 109.0, 40 / 3, 10.0, 151.0, 135.0),
+        full=OperatorCounts(165.0, 125.0, 0.0, 0.0, 170.0, 170.0),
+        fused=_PHI3_FUSED,
     ),
 }
 # model_type -> family whose CPU counts it shares (Mistral and Qwen2 counted equal to Llama
@@ -187,15 +214,28 @@ def family(arch: ModelArch) -> tuple[str, bool]:
     return (name, True) if name else (DEFAULT_FAMILY, False)
 
 
+def _family(arch: ModelArch) -> FamilyStructure:
+    return STRUCTURE[family(arch)[0]]
+
+
+def _counts(arch: ModelArch, setup: TrainSetup) -> OperatorCounts:
+    fam = _family(arch)
+    if setup.method == "full":
+        return fam.full
+    return fam.fp32 if setup.precision == "fp32" else fam.half
+
+
+def _modules(arch: ModelArch) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    fam = _family(arch)
+    return fam.fused or tuple((name, (name,)) for name in fam.linears)
+
+
 def lora_linears(arch: ModelArch, setup: TrainSetup) -> int:
     """LoRA-wrapped linear modules per decoder layer (0 for a full fine-tune)."""
     if setup.method == "full":
         return 0
-    fam = STRUCTURE[family(arch)[0]]
     targets = set(setup.lora_targets)
-    if fam.fused:
-        return sum(1 for name, parts in fam.fused if name in targets or targets & set(parts))
-    return sum(1 for name in fam.linears if name in targets)
+    return sum(1 for name, parts in _modules(arch) if name in targets or targets & set(parts))
 
 
 def _passes(setup: TrainSetup) -> int:
@@ -204,22 +244,29 @@ def _passes(setup: TrainSetup) -> int:
 
 
 def operators_per_microstep(arch: ModelArch, setup: TrainSetup, grad_accum: int = 1) -> float:
-    """Launching operators per micro-step as counted on the CPU (see module doc)."""
-    fam = STRUCTURE[family(arch)[0]]
+    """Launching operators per micro-step as counted on the CPU (see module doc).
+
+    From the second micro-step of an update on, each trainable tensor's gradient is
+    accumulated with one add: ``grad_accum`` spreads that over the update's micro-steps.
+    """
+    c = _counts(arch, setup)
     gc = setup.gradient_checkpointing
     n = lora_linears(arch, setup)
-    layer = (fam.layer_gc if gc else fam.layer_nogc) + n * (fam.lora_gc if gc else fam.lora_nogc)
-    accumulate = 2.0 * n * arch.num_hidden_layers * (grad_accum - 1) / grad_accum
-    return arch.num_hidden_layers * layer + (fam.model_gc if gc else fam.model_nogc) + accumulate
+    layer = (c.layer_gc if gc else c.layer_nogc) + n * (c.lora_gc if gc else c.lora_nogc)
+    accumulate = len(_trainable_tensors(arch, setup)) * (grad_accum - 1) / grad_accum
+    return arch.num_hidden_layers * layer + (c.model_gc if gc else c.model_nogc) + accumulate
 
 
 def gemm_operators_per_microstep(arch: ModelArch, setup: TrainSetup) -> float:
-    """GEMM operators per micro-step: per pass one per frozen linear; a LoRA linear adds two
-    per forward pass and four in the backward (weight and input gradients of A and B)."""
-    fam = STRUCTURE[family(arch)[0]]
+    """GEMM operators per micro-step: per pass one per linear, plus its input gradient; a
+    LoRA linear adds two per forward pass and four in the backward (weight and input
+    gradients of A and B); a trained linear (full fine-tune) adds its weight gradient."""
     fwd = 2 if setup.gradient_checkpointing else 1
     n = lora_linears(arch, setup)
-    per_layer = len(fam.linears) * (fwd + 1) + n * (2 * fwd + 4)
+    linears = len(_family(arch).linears)
+    per_layer = linears * (fwd + 1) + n * (2 * fwd + 4)
+    if setup.method == "full":
+        per_layer += linears
     return arch.num_hidden_layers * per_layer + 2.0  # LM head: forward and input gradient
 
 
@@ -230,7 +277,9 @@ def shape_x(arch: ModelArch, setup: TrainSetup, micro_batch: int) -> float:
 
 
 def _trainable_tensors(arch: ModelArch, setup: TrainSetup) -> list[int]:
-    """Element counts of the trainable tensors (LoRA A and B of every wrapped linear)."""
+    """Element counts of the trainable tensors: LoRA A and B of every wrapped linear, or
+    (full fine-tune) every weight: linears, RMSNorms, embedding, final norm, an untied head.
+    Biases (Qwen2's q, k, v) are left out."""
     h, i = arch.hidden_size, arch.intermediate_size
     qd = arch.num_attention_heads * arch.head_dim
     kvd = arch.num_key_value_heads * arch.head_dim
@@ -239,12 +288,13 @@ def _trainable_tensors(arch: ModelArch, setup: TrainSetup) -> list[int]:
         "gate_proj": (h, i), "up_proj": (h, i), "down_proj": (i, h),
         "qkv_proj": (h, qd + 2 * kvd), "gate_up_proj": (h, 2 * i),
     }
-    fam = STRUCTURE[family(arch)[0]]
+    fam = _family(arch)
+    if setup.method == "full":
+        layer = [shapes[n][0] * shapes[n][1] for n in fam.linears] + [h] * fam.norms
+        head = [] if arch.tie_word_embeddings else [arch.vocab_size * h]
+        return layer * arch.num_hidden_layers + [arch.vocab_size * h, h] + head
     targets = set(setup.lora_targets)
-    wrapped = [
-        name for name, parts in (fam.fused or tuple((n, (n,)) for n in fam.linears))
-        if name in targets or targets & set(parts)
-    ]
+    wrapped = [name for name, parts in _modules(arch) if name in targets or targets & set(parts)]
     r = setup.lora_r
     per_layer = [r * shapes[n][0] for n in wrapped] + [shapes[n][1] * r for n in wrapped]
     return per_layer * arch.num_hidden_layers
@@ -268,17 +318,14 @@ def _launches(sizes: list[int], depth: int, scalarlist: bool) -> int:
 
 
 def optimizer_kernels(arch: ModelArch, setup: TrainSetup) -> float:
-    """AdamW ``foreach`` kernels per update over the trainable (LoRA) tensors."""
+    """AdamW ``foreach`` kernels per update over the trainable tensors."""
     sizes = _trainable_tensors(arch, setup)
     return float(sum(_launches(sizes, d, s) for d, s in ADAM_STEPS)) if sizes else 0.0
 
 
 def _check(setup: TrainSetup, micro_batch: int, grad_accum: int) -> None:
-    if setup.method not in ("lora", "qlora"):
-        raise JobSpecError(
-            f"method: kernel counts are modelled for lora and qlora, not {setup.method!r}; "
-            "calibrate a full fine-tune (gacost calibrate) to count its kernels"
-        )
+    if setup.method not in ("lora", "qlora", "full"):
+        raise JobSpecError(f"method: must be lora, qlora or full, got {setup.method!r}")
     for name, value in (("micro_batch", micro_batch), ("grad_accum", grad_accum)):
         if value < 1:
             raise JobSpecError(f"{name}: must be an integer >= 1, got {value}")
@@ -306,13 +353,13 @@ def microstep_parts(
     gemm = gemm_operators_per_microstep(arch, setup)
     extra = anchor.extra_a + anchor.extra_b * shape_x(arch, setup, micro_batch)
     qlora = setup.method == "qlora"
-    quantised = layers * len(STRUCTURE[family(arch)[0]].linears) if qlora else 0
+    quantised = layers * len(_family(arch).linears) if qlora else 0
     return {
         "operators": anchor.ops_to_kernels * operators_per_microstep(arch, setup, grad_accum),
         "gemm_extras": gemm * extra,
-        "qlora_dequant": quantised * passes * QLORA_DEQUANT_PER_PASS,
-        "qlora_other": quantised * passes * QLORA_OTHER_PER_PASS,
-        "qlora_copies": quantised * QLORA_COPIES_PER_MICROSTEP,
+        "qlora_dequant": quantised * passes * QLORA_DEQUANT_PER_PASS if qlora else 0.0,
+        "qlora_other": quantised * passes * QLORA_OTHER_PER_PASS if qlora else 0.0,
+        "qlora_copies": quantised * QLORA_COPIES_PER_MICROSTEP if qlora else 0.0,
         "prepare_kbit": layers * PREPARE_KBIT_PER_LAYER_GC * passes / 3
         if qlora and prepare_for_kbit else 0.0,
         "liger": layers * LIGER_PER_LAYER_GC * passes / 3 if liger else 0.0,
@@ -334,8 +381,9 @@ def kernel_counts(
 
     ``grad_accum`` (k) adds the LoRA gradient accumulation of micro-steps 2..k and the
     per-micro-step part of the rest of the update; ``prepare_for_kbit``: QLoRA through
-    PEFT's ``prepare_model_for_kbit_training``. A method other than lora/qlora, or a
-    micro-batch or k below 1, is a :class:`JobSpecError`.
+    PEFT's ``prepare_model_for_kbit_training``. An unknown method, or a micro-batch or k
+    below 1, is a :class:`JobSpecError`. ``full`` and ``fp32`` rest on the CPU counts and
+    the bf16 LoRA anchor only (no GPU count of them yet).
     """
     parts = microstep_parts(
         arch, setup, micro_batch, grad_accum=grad_accum, liger=liger,

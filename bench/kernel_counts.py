@@ -100,33 +100,41 @@ def derive_structure(path: Path = CPU_COUNTS) -> dict[str, kc.FamilyStructure]:
     table: dict[tuple[str, str, str, bool, int], float] = {}
     for r in doc["rows"]:
         if r["micro_batch"] == 1 and r["grad_accum"] == 1:
-            key = (r["model_type"], r["attn_implementation"], r["targets"],
-                   r["gradient_checkpointing"], r["layers"])
+            key = (r["model_type"], r["precision"], r["targets"], r["gradient_checkpointing"],
+                   r["layers"])
             table[key] = r["launching_ops_per_microstep"]
 
-    def per_layer(mt: str, at: str, t: str, gc: bool) -> float:
-        return (table[(mt, at, t, gc, 4)] - table[(mt, at, t, gc, 2)]) / 2
+    def per_layer(mt: str, prec: str, t: str, gc: bool) -> float:
+        return (table[(mt, prec, t, gc, 4)] - table[(mt, prec, t, gc, 2)]) / 2
 
-    def per_model(mt: str, at: str, t: str, gc: bool) -> float:
-        return table[(mt, at, t, gc, 2)] - 2 * per_layer(mt, at, t, gc)
+    def per_model(mt: str, prec: str, t: str, gc: bool) -> float:
+        return table[(mt, prec, t, gc, 2)] - 2 * per_layer(mt, prec, t, gc)
 
-    def counts(mt: str, at: str, gc: bool, linears: int) -> tuple[float, float, float]:
-        full = per_layer(mt, at, "all-linear", gc)
-        if (mt, at, "attention", gc, 2) in table:
-            lora = (full - per_layer(mt, at, "attention", gc)) / (linears - 4)
-        else:  # counted all-linear only: the adapter cost of the Llama family
-            lora = (per_layer("llama", "sdpa", "all-linear", gc)
-                    - per_layer("llama", "sdpa", "attention", gc)) / 3
-        return full - linears * lora, lora, per_model(mt, at, "all-linear", gc)
+    def lora_counts(mt: str, prec: str, linears: int) -> kc.OperatorCounts:
+        vals = []
+        for gc in (True, False):
+            full = per_layer(mt, prec, "all-linear", gc)
+            if (mt, prec, "attention", gc, 2) in table:
+                lora = (full - per_layer(mt, prec, "attention", gc)) / (linears - 4)
+            else:  # counted all-linear only: the adapter cost of the Llama family
+                lora = (per_layer("llama", prec, "all-linear", gc)
+                        - per_layer("llama", prec, "attention", gc)) / 3
+            vals.append((full - linears * lora, lora, per_model(mt, prec, "all-linear", gc)))
+        (lg, dg, mg), (ln, dn, mn) = vals
+        return kc.OperatorCounts(lg, ln, dg, dn, mg, mn)
 
     out = {}
     for fam in ("llama", "qwen3", "gemma2", "phi3"):
-        n = len(kc.STRUCTURE[fam].linears)
-        lg, dg, mg = counts(fam, "sdpa", True, n)
-        ln, dn, mn = counts(fam, "sdpa", False, n)
+        old = kc.STRUCTURE[fam]
+        n = len(old.linears)
+        full = kc.OperatorCounts(
+            per_layer(fam, "bf16", "full", True), per_layer(fam, "bf16", "full", False),
+            0.0, 0.0,
+            per_model(fam, "bf16", "full", True), per_model(fam, "bf16", "full", False),
+        )
         out[fam] = kc.FamilyStructure(
-            linears=kc.STRUCTURE[fam].linears, layer_gc=lg, layer_nogc=ln, lora_gc=dg,
-            lora_nogc=dn, model_gc=mg, model_nogc=mn, fused=kc.STRUCTURE[fam].fused,
+            linears=old.linears, norms=old.norms, half=lora_counts(fam, "bf16", n),
+            fp32=lora_counts(fam, "fp32", n), full=full, fused=old.fused,
         )
     return out
 

@@ -122,7 +122,7 @@ def count_ops(prof, n_micro: int) -> dict:
 
 
 def run_one(model_cfg: Path, layers: int, targets: str, gc: bool, m: int, k: int, seq: int,
-            rank: int, attn: str = "sdpa") -> dict:
+            rank: int, attn: str = "sdpa", precision: str = "bf16") -> dict:
     import torch
     from datasets import Dataset
     from peft import LoraConfig
@@ -149,14 +149,15 @@ def run_one(model_cfg: Path, layers: int, targets: str, gc: bool, m: int, k: int
     # attention soft-capping (bench/MODEL.md, "Kernel counts"): build it eager, then switch
     # to sdpa with that soft-capping off (the final-logit soft-capping stays).
     note = ""
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float32
     try:
-        model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16,
+        model = AutoModelForCausalLM.from_config(config, dtype=dtype,
                                                  attn_implementation=attn)
     except ValueError:
         if attn != "sdpa" or getattr(config, "attn_logit_softcapping", None) is None:
             raise
         config.attn_logit_softcapping = None
-        model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16,
+        model = AutoModelForCausalLM.from_config(config, dtype=dtype,
                                                  attn_implementation="eager")
         model.config._attn_implementation = "sdpa"
         note = "sdpa without attention soft-capping (built eager, switched)"
@@ -195,7 +196,8 @@ def run_one(model_cfg: Path, layers: int, targets: str, gc: bool, m: int, k: int
             gradient_checkpointing_kwargs={"use_reentrant": False} if gc else None,
             learning_rate=2e-4, lr_scheduler_type="constant", optim="adamw_torch",
             logging_strategy="no", save_strategy="no", eval_strategy="no", report_to="none",
-            disable_tqdm=True, bf16=True, dataloader_num_workers=0, seed=42, use_cpu=True,
+            disable_tqdm=True, bf16=precision == "bf16", dataloader_num_workers=0, seed=42,
+            use_cpu=True,
         )
         peft_cfg = LoraConfig(
             r=rank, lora_alpha=2 * rank, lora_dropout=0.0, bias="none", task_type="CAUSAL_LM",
@@ -203,7 +205,8 @@ def run_one(model_cfg: Path, layers: int, targets: str, gc: bool, m: int, k: int
             else ["q_proj", "k_proj", "v_proj", "o_proj"],
         )
         trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tok,
-                             peft_config=peft_cfg, callbacks=[cb])
+                             peft_config=None if targets == "full" else peft_cfg,
+                             callbacks=[cb])
         orig = trainer.training_step
 
         def training_step(*a, **kw):
@@ -219,30 +222,41 @@ def run_one(model_cfg: Path, layers: int, targets: str, gc: bool, m: int, k: int
         "targets": targets, "gradient_checkpointing": gc, "micro_batch": m, "grad_accum": k,
         "seq": seq, "rank": rank, "lora_modules": n_modules,
         "attn_implementation": model.config._attn_implementation,
+        "precision": precision,
         "note": note,
     })
     return res
 
 
+FAMILIES = ("Qwen--Qwen3-1.7B", "meta-llama--Llama-3.2-1B", "google--gemma-2-2b")
 GRID = [
-    # model config, layers, targets, gc, m, k, attention implementation
-    (c, n, t, g, 1, 1, "sdpa")
-    for c in ("Qwen--Qwen3-1.7B", "meta-llama--Llama-3.2-1B", "google--gemma-2-2b")
+    # model config, layers, targets ("full": no adapter, every weight trained), gc, m, k,
+    # precision (bf16 autocast, or fp32 weights without autocast)
+    (c, n, t, g, 1, 1, p)
+    for p in ("bf16", "fp32")
+    for c in FAMILIES
     for n in (2, 4)
     for t in ("all-linear", "attention")
     for g in (True, False)
 ] + [
-    ("Qwen--Qwen3-1.7B", 2, "all-linear", True, 2, 1, "sdpa"),
-    ("Qwen--Qwen3-1.7B", 2, "all-linear", True, 1, 2, "sdpa"),
-    ("Qwen--Qwen3-1.7B", 2, "all-linear", True, 1, 4, "sdpa"),
-    ("Qwen--Qwen2.5-0.5B", 2, "all-linear", True, 1, 1, "sdpa"),
-    ("Qwen--Qwen2.5-0.5B", 4, "all-linear", True, 1, 1, "sdpa"),
-    ("mistralai--Mistral-7B-v0.3", 2, "all-linear", True, 1, 1, "sdpa"),
-    ("mistralai--Mistral-7B-v0.3", 4, "all-linear", True, 1, 1, "sdpa"),
-    ("microsoft--Phi-3-mini-4k-instruct", 2, "all-linear", True, 1, 1, "sdpa"),
-    ("microsoft--Phi-3-mini-4k-instruct", 4, "all-linear", True, 1, 1, "sdpa"),
-    ("microsoft--Phi-3-mini-4k-instruct", 2, "all-linear", False, 1, 1, "sdpa"),
-    ("microsoft--Phi-3-mini-4k-instruct", 4, "all-linear", False, 1, 1, "sdpa"),
+    (c, n, "full", g, 1, 1, "bf16")
+    for c in FAMILIES + ("microsoft--Phi-3-mini-4k-instruct",)
+    for n in (2, 4)
+    for g in (True, False)
+] + [
+    ("Qwen--Qwen3-1.7B", 2, "all-linear", True, 2, 1, "bf16"),
+    ("Qwen--Qwen3-1.7B", 2, "all-linear", True, 1, 2, "bf16"),
+    ("Qwen--Qwen3-1.7B", 2, "all-linear", True, 1, 4, "bf16"),
+    ("Qwen--Qwen3-1.7B", 2, "full", True, 1, 2, "bf16"),
+    ("Qwen--Qwen2.5-0.5B", 2, "all-linear", True, 1, 1, "bf16"),
+    ("Qwen--Qwen2.5-0.5B", 4, "all-linear", True, 1, 1, "bf16"),
+    ("mistralai--Mistral-7B-v0.3", 2, "all-linear", True, 1, 1, "bf16"),
+    ("mistralai--Mistral-7B-v0.3", 4, "all-linear", True, 1, 1, "bf16"),
+] + [
+    ("microsoft--Phi-3-mini-4k-instruct", n, "all-linear", g, 1, 1, p)
+    for p in ("bf16", "fp32")
+    for g in (True, False)
+    for n in (2, 4)
 ]
 
 
@@ -261,13 +275,13 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     rows = []
     t0 = time.time()
-    for cfg_name, layers, targets, gc, m, k, attn in GRID:
+    for cfg_name, layers, targets, gc, m, k, precision in GRID:
         if a.only and a.only not in cfg_name:
             continue
         path = ROOT / "data" / "models" / f"{cfg_name}.json"
-        r = run_one(path, layers, targets, gc, m, k, a.seq, a.rank, attn)
+        r = run_one(path, layers, targets, gc, m, k, a.seq, a.rank, precision=precision)
         rows.append(r)
-        print(f"{cfg_name:28s} L={layers} {targets:10s} gc={int(gc)} {m}x{k} "
+        print(f"{cfg_name:28s} L={layers} {targets:10s} gc={int(gc)} {m}x{k} {precision} "
               f"{r['attn_implementation']}: "
               f"{r['launching_ops_per_microstep']:.0f} ops, {r['mm_ops_per_microstep']:.0f} mm, "
               f"{r['lora_modules']} LoRA modules", flush=True)

@@ -172,9 +172,29 @@ def test_bad_input_is_a_named_error(kwargs: dict[str, int], field: str) -> None:
         kc.kernel_counts(arch, _setup(), args["micro_batch"], grad_accum=args["grad_accum"])
 
 
-def test_full_fine_tune_is_refused_by_name() -> None:
+def test_unknown_method_is_refused_by_name() -> None:
     with pytest.raises(JobSpecError, match="method"):
-        kc.kernel_counts(_arch("Qwen/Qwen3-1.7B"), _setup(method="full"), 1)
+        kc.kernel_counts(_arch("Qwen/Qwen3-1.7B"), _setup(method="dora"), 1)
+
+
+def test_full_fine_tune_trains_every_weight() -> None:
+    arch = _arch("Qwen/Qwen3-1.7B")
+    full, lora = _setup(method="full"), _setup()
+    # a weight gradient per linear instead of the adapters' GEMMs
+    assert kc.gemm_operators_per_microstep(arch, full) == 28 * 7 * 4 + 2
+    assert kc.lora_linears(arch, full) == 0
+    # AdamW over 2 GB of weights in 65536-element chunks: far more launches than LoRA's
+    assert kc.optimizer_kernels(arch, full) > 10 * kc.optimizer_kernels(arch, lora)
+    tensors = len(kc._trainable_tensors(arch, full))
+    assert tensors == 28 * (7 + 4) + 2  # linears and norms per layer, embedding, final norm
+
+
+def test_fp32_launches_fewer_than_autocast() -> None:
+    arch = _arch("meta-llama/Llama-3.2-1B")
+    bf16 = kc.microstep_parts(arch, _setup(), 2)["operators"]
+    fp32 = kc.microstep_parts(arch, dataclasses.replace(_setup(), precision="fp32"), 2)
+    fp16 = kc.microstep_parts(arch, dataclasses.replace(_setup(), precision="fp16"), 2)
+    assert fp32["operators"] < bf16 == fp16["operators"]  # no autocast casts in fp32
 
 
 # ------------------------------------------------------------------ the constants' sources
@@ -184,23 +204,31 @@ def test_structure_table_is_what_the_cpu_counts_give(bench: ModuleType) -> None:
     derived = bench.derive_structure()
     assert set(derived) == set(kc.STRUCTURE)
     for name, fam in kc.STRUCTURE.items():
-        for field in dataclasses.fields(fam):
-            want, got = getattr(derived[name], field.name), getattr(fam, field.name)
-            if isinstance(got, float):
-                assert got == pytest.approx(want, abs=1e-9), (name, field.name)
-            else:
-                assert got == want, (name, field.name)
+        for part in ("half", "fp32", "full"):
+            got, want = getattr(fam, part), getattr(derived[name], part)
+            for field in dataclasses.fields(got):
+                assert getattr(got, field.name) == pytest.approx(
+                    getattr(want, field.name), abs=1e-9), (name, part, field.name)
 
 
 def test_cpu_counts_scale_with_accumulation() -> None:
+    """One add per trainable tensor from the second micro-step on, LoRA and full."""
     doc = json.loads((ROOT / "bench" / "results" / "kernel-counts-cpu.json").read_text())
-    by_k = {r["grad_accum"]: r for r in doc["rows"]
-            if r["model_type"] == "qwen3" and r["layers"] == 2 and r["micro_batch"] == 1
-            and r["targets"] == "all-linear" and r["gradient_checkpointing"]}
-    tensors = 2 * by_k[1]["lora_modules"]
-    for k in (2, 4):
-        added = by_k[k]["launching_ops_per_microstep"] - by_k[1]["launching_ops_per_microstep"]
-        assert added == pytest.approx(tensors * (k - 1) / k)
+
+    def rows(targets: str) -> dict[int, dict[str, Any]]:
+        return {r["grad_accum"]: r for r in doc["rows"]
+                if r["model_type"] == "qwen3" and r["layers"] == 2 and r["micro_batch"] == 1
+                and r["targets"] == targets and r["gradient_checkpointing"]
+                and r["precision"] == "bf16"}
+
+    tiny = dataclasses.replace(_arch("Qwen/Qwen3-1.7B"), num_hidden_layers=2)
+    for targets, setup in (("all-linear", _setup()), ("full", _setup(method="full"))):
+        by_k = rows(targets)
+        tensors = len(kc._trainable_tensors(tiny, setup))
+        for k in sorted(set(by_k) - {1}):
+            added = (by_k[k]["launching_ops_per_microstep"]
+                     - by_k[1]["launching_ops_per_microstep"])
+            assert added == pytest.approx(tensors * (k - 1) / k), (targets, k)
 
 
 def test_anchor_is_the_fit_on_the_counted_traces(bench: ModuleType,
@@ -276,7 +304,8 @@ def test_cpu_count_is_reproduced(model: str, targets: str, gc: bool) -> None:
     doc = json.loads((ROOT / "bench" / "results" / "kernel-counts-cpu.json").read_text())
     want = next(r for r in doc["rows"] if r["model"] == model and r["layers"] == 2
                 and r["targets"] == targets and r["gradient_checkpointing"] == gc
-                and r["micro_batch"] == 1 and r["grad_accum"] == 1)
+                and r["micro_batch"] == 1 and r["grad_accum"] == 1
+                and r["precision"] == "bf16")
     got = mod.run_one(ROOT / "data" / "models" / f"{model}.json", 2, targets, gc, 1, 1,
                       doc["seq"], doc["rank"])
     assert got["launching_ops_per_microstep"] == want["launching_ops_per_microstep"]
