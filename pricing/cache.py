@@ -60,12 +60,16 @@ def _platform_cache_dir(env: Mapping[str, str], platform: str) -> Path:
 # --- ages and times ----------------------------------------------------------------------
 
 
-def parse_age(text: str) -> timedelta:
-    """``"90s"``, ``"30m"``, ``"24h"``, ``"7d"``, ``"2w"``; a bare number is hours."""
+def parse_age(text: str, *, default_unit: str = "h") -> timedelta:
+    """``"90s"``, ``"30m"``, ``"24h"``, ``"7d"``, ``"2w"``; a bare number is in ``default_unit``.
+
+    The one duration parser of gacost's flags and environment variables.
+    """
     match = _AGE.match(text)
     if not match:
-        raise ValueError(f"expected an age like 30m, 24h or 7d, got {text!r}")
-    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2).lower()])
+        raise ValueError(f"expected a duration like 90s, 30m, 24h or 7d, got {text!r}")
+    unit = match.group(2).lower() or default_unit
+    return timedelta(seconds=float(match.group(1)) * _UNITS[unit])
 
 
 def max_age_from_env(env: Mapping[str, str] | None = None) -> timedelta:

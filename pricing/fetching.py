@@ -22,6 +22,10 @@ class FetchContext:
     env: Mapping[str, str]
     policy: HttpPolicy = field(default_factory=HttpPolicy)
 
+    def url(self, env_var: str, default: str) -> str:
+        """``$env_var`` when set (to point a source at another server), else ``default``."""
+        return self.env.get(env_var, "").strip() or default
+
     @property
     def stamp(self) -> str:
         """The ``fetched_at`` value of every offer of this fetch."""

@@ -160,7 +160,7 @@ def test_export_writes_the_snapshot(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--max-age", "soon"], "expected an age"),
+        (["--max-age", "soon"], "expected a duration"),
         (["--prices", "f.csv", "--refresh"], "not allowed with"),
         (["--prices", "f.csv", "--source", "azure"], "not allowed with"),
         (["--gpu", "L4", "--compare", "T4"], "not allowed with"),

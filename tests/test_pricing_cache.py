@@ -139,7 +139,7 @@ def test_parse_age(text: str, seconds: float) -> None:
 
 @pytest.mark.parametrize("text", ["", "-1h", "soon", "3y"])
 def test_parse_age_rejects(text: str) -> None:
-    with pytest.raises(ValueError, match="expected an age"):
+    with pytest.raises(ValueError, match="expected a duration"):
         parse_age(text)
 
 

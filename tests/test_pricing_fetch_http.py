@@ -131,7 +131,8 @@ def test_body_over_the_limit_is_refused() -> None:
 def test_make_client_defaults() -> None:
     with http.make_client() as client:
         assert client.headers["User-Agent"] == http.USER_AGENT
-        assert client.timeout.read == 10.0 and client.follow_redirects is False
+        assert client.timeout.read == 10.0 and client.follow_redirects is True
+        assert client.max_redirects == http.MAX_REDIRECTS
 
 
 # --- over a real loopback socket ---------------------------------------------------------

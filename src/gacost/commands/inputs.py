@@ -36,6 +36,8 @@ def price_table(
     sources: Sequence[str] = (),
     providers: Sequence[str] = (),
     max_age: timedelta | None = None,
+    force: bool = False,
+    deadline: timedelta | None = None,
 ) -> PriceTable:
     """The offers of a price file, or the freshest of the price cache and the snapshot.
 
@@ -51,7 +53,7 @@ def price_table(
     now = datetime.now(timezone.utc)
     age = max_age if max_age is not None else max_age_from_env()
     if refresh:
-        refresh_prices(cache, snapshot, now, age, sources, providers)
+        refresh_prices(cache, snapshot, now, age, sources, providers, force, deadline)
     return load_freshest(cache=cache, snapshot=snapshot, now=now, max_age=age, warn=warn)
 
 
@@ -62,14 +64,18 @@ def refresh_prices(
     max_age: timedelta,
     sources: Sequence[str] = (),
     providers: Sequence[str] = (),
+    force: bool = False,
+    deadline: timedelta | None = None,
 ) -> list[Outcome]:
     """Fetch the stale sources into ``cache`` (imports the fetch layer, hence httpx)."""
-    from gacost.pricing.refresh import Refresher, select_sources
+    from gacost.pricing.refresh import Refresher, deadline_from_env, select_sources
 
     names = select_sources(sources, providers)
+    seconds = deadline.total_seconds() if deadline is not None else deadline_from_env()
     refresher = Refresher(
-        cache=cache, snapshot=snapshot, now=now, env=os.environ, warn=warn, note=note
-    )
+        cache=cache, snapshot=snapshot, now=now, env=os.environ, warn=warn, note=note,
+        deadline_s=seconds, force=force,
+    )  # fmt: skip
     return refresher.refresh(names, max_age)
 
 

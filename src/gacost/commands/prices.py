@@ -65,6 +65,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="refresh caches older than this, e.g. 6h, 2d, 0 (default $GACOST_PRICE_MAX_AGE "
         "or 24h)",
     )
+    p.add_argument(
+        "--deadline",
+        type=_seconds,
+        metavar="TIME",
+        help="one time limit for the whole refresh or export, e.g. 60s, 2m (default "
+        "$GACOST_REFRESH_DEADLINE or 60s)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="store a fetched table even when it has under half the offers it replaces",
+    )
     p.add_argument("--format", choices=("table", "csv"), default="table")
     p.set_defaults(run=run, prices_parser=p)
 
@@ -74,6 +86,16 @@ def _age(text: str) -> timedelta:
         return parse_age(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _seconds(text: str) -> timedelta:
+    try:
+        value = parse_age(text, default_unit="s")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if value.total_seconds() <= 0:
+        raise argparse.ArgumentTypeError(f"must be above 0 s, got {text!r}")
+    return value
 
 
 def run(args: argparse.Namespace) -> str:
@@ -90,6 +112,8 @@ def run(args: argparse.Namespace) -> str:
         sources=args.source,
         providers=args.provider,
         max_age=args.max_age,
+        force=args.force,
+        deadline=args.deadline,
     )
     if args.compare:
         return _compare(table, args)
@@ -126,8 +150,10 @@ def _compare(table: PriceTable, args: argparse.Namespace) -> str:
 
 
 def _export(args: argparse.Namespace) -> str:
-    from gacost.pricing.refresh import Refresher, select_sources  # the network layer, lazily
+    # the network layer, lazily
+    from gacost.pricing.refresh import Refresher, deadline_from_env, select_sources
 
+    seconds = args.deadline.total_seconds() if args.deadline else deadline_from_env()
     refresher = Refresher(
         cache=PriceCache(),
         snapshot=load_snapshot(),
@@ -135,6 +161,7 @@ def _export(args: argparse.Namespace) -> str:
         env=os.environ,
         warn=warn,
         note=note,
+        deadline_s=seconds,
     )
     return "\n".join(refresher.export(args.export, select_sources(args.source, args.provider)))
 
