@@ -3,10 +3,12 @@
     python -m gacost.pricing.build_snapshot [--from DIR] [--out data/prices] [--as-of YYYY-MM-DD]
 
 ``DIR`` holds one folder per cloud, ``skypilot_<cloud>/vms_v8_gpu_sample.csv`` or
-``<cloud>/vms.csv``. The catalog commit of each cloud comes from ``DIR/sources.json``
-(``{"aws": {"repo": "...", "commit": "..."}}``) or, failing that, from
-:data:`KNOWN_SOURCES`. Every catalog is parsed, quality-checked, and the result written
-to ``OUT/snapshot.csv`` and ``OUT/snapshot.json`` atomically, with a summary per source.
+``<cloud>/vms.csv``; other CSVs of the same header in a ``<cloud>/`` folder are appended
+(``gcp/host_vms.csv``: the host rows GCP's GPU rows are joined with). The catalog commit
+of each cloud comes from ``DIR/sources.json`` (``{"aws": {"repo": "...", "commit": "..."}}``)
+or, failing that, from :data:`KNOWN_SOURCES`. Every catalog is parsed, quality-checked,
+and the result written to ``OUT/snapshot.csv`` and ``OUT/snapshot.json`` atomically, with
+a summary per source.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from gacost.pricing.quality import check_offers
 from gacost.pricing.skypilot import parse_catalog
 from gacost.pricing.snapshot import write_snapshot
 
-DEFAULT_FROM = Path("tests/fixtures/pricing")
+DEFAULT_FROM = Path("tests/fixtures/pricing/full")
 DEFAULT_OUT = Path("data/prices")
 UPSTREAM_REPO = "skypilot-org/skypilot-catalog"
 _CATALOG_FILES = ("vms.csv", "vms_v8_gpu_sample.csv")
@@ -102,7 +104,7 @@ def build(root: Path, as_of: str) -> tuple[list[Offer], list[SourceSummary]]:
     for cloud, path in find_catalogs(root):
         repo, commit = sources.get(cloud, (UPSTREAM_REPO, ""))
         label = source_label(cloud, repo, commit)
-        parsed = parse_catalog(_read(path), cloud, source=label, fetched_at=as_of)
+        parsed = parse_catalog(read_catalog(path), cloud, source=label, fetched_at=as_of)
         kept, quality = check_offers(parsed.offers)
         offers += kept
         summaries.append(
@@ -112,6 +114,22 @@ def build(root: Path, as_of: str) -> tuple[list[Offer], list[SourceSummary]]:
         )
     offers.sort(key=lambda o: (o.provider, o.gpu, o.instance_type, o.region))
     return offers, summaries
+
+
+def read_catalog(path: Path) -> str:
+    """``path``'s text plus the rows of the other CSVs beside it that share its header."""
+    text = _read(path)
+    if path.name != "vms.csv":
+        return text
+    header = text.split("\n", 1)[0].rstrip("\r")
+    for extra in sorted(path.parent.glob("*.csv")):
+        if extra == path:
+            continue
+        head, _, rows = _read(extra).partition("\n")
+        if head.rstrip("\r") != header:
+            raise DataError(f"{extra}: its header differs from {path}'s; fix or remove it")
+        text = text.rstrip("\r\n") + "\n" + rows
+    return text
 
 
 def _read(path: Path) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import csv
 import io
+import json
 import math
 import re
 from collections import Counter, defaultdict
@@ -50,6 +51,7 @@ ZONES_MERGED = "zone rows merged into their region"
 ZONE_PRICES_DIFFER = "on-demand differs across zones (lowest kept)"
 LOCAL_ZONE_SPOT = "local-zone spot ignored (a regular zone has spot)"
 HOST_SPECS_CLEARED = "normalised vCPU/RAM cleared"
+GPU_INFO_UNREADABLE = "GpuInfo unreadable (GPU memory unknown)"
 
 # Wrong GPU counts in the catalog: (provider, instance type) -> real count.
 _COUNT_FIXES: dict[tuple[str, str], float] = {
@@ -62,6 +64,8 @@ _INFERRED_ACCELERATORS: tuple[tuple[re.Pattern[str], str, float | None], ...] = 
     (re.compile(r"^Standard_NC\d+ads_A10_v4$"), "A10", None),  # GPU share per size unsure
 )
 
+# No GPU has more memory than this (B300: 288 GB = 268 GiB); above it a field is a total.
+MAX_GPU_GIB = 300.0
 # Clouds whose vCPU/RAM columns are placeholders, not a real host.
 _PLACEHOLDER_HOST_SPECS = frozenset({"vast"})
 # Clouds whose TotalGpuMemoryInMiB is per GPU (not multiplied by the count).
@@ -199,6 +203,8 @@ def _parse_row(
 
     count = num("AcceleratorCount")
     info = _gpu_info(cells.get("GpuInfo", ""), line, source)
+    if info is None and cells.get("GpuInfo", "").strip():
+        report.adjusted[GPU_INFO_UNREADABLE] += 1
     price, spot = _clean_prices(num("Price"), num("SpotPrice"), report)
     placeholder = provider in _PLACEHOLDER_HOST_SPECS
     if placeholder:
@@ -232,16 +238,19 @@ def _number(value: str, column: str, line: int, source: str) -> float | None:
 
 
 def _gpu_info(value: str, line: int, source: str) -> object:
-    """``GpuInfo`` as a dict (a Python literal), a bare name, or None when empty."""
+    """``GpuInfo`` as a dict (a Python literal, or JSON as some clouds write it), a bare
+    name, or None when empty or unreadable (the memory is then unknown)."""
     text = value.strip()
     if not text.startswith("{"):
         return text or None
     try:
         return ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError) as exc:
-        raise PricingError(
-            f"{source} line {line}, column GpuInfo: not a Python dict literal ({exc})"
-        ) from None
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        pass
+    try:
+        return json.loads(text)  # JSON (double quotes, null) as primeintellect/spheron write
+    except (ValueError, RecursionError):
+        return None
 
 
 def _gpu_memory_gib(info: object, count: float | None, provider: str) -> float | None:
@@ -261,6 +270,10 @@ def _gpu_memory_gib(info: object, count: float | None, provider: str) -> float |
     if not isinstance(mib, int | float) or mib <= 0:
         return None
     gib = float(mib) if mib < 512 else mib / 1024
+    if gib > MAX_GPU_GIB and count and count > 1:
+        gib /= count  # a per-GPU field holding the whole instance's memory (primeintellect)
+    if gib > MAX_GPU_GIB:
+        return None
     return round(gib, 2)
 
 
@@ -269,8 +282,8 @@ def _clean_prices(
 ) -> tuple[float | None, float | None]:
     if price == 0 or spot == 0:
         report.adjusted[ZERO_PRICE] += 1
-    price = None if price == 0 else price
-    spot = None if spot == 0 else spot
+    price = None if not price else round(price, 6)  # 0.36979999999999996 -> 0.3698
+    spot = None if not spot else round(spot, 6)
     if price is not None and spot is not None and math.isclose(spot, price, rel_tol=1e-5):
         report.adjusted[SPOT_IS_ON_DEMAND] += 1
         spot = None
@@ -430,6 +443,8 @@ def _gcp_split(
             hosts[(zone, row.instance_type)] = row
         elif not row.accelerator:
             report.dropped[NO_ACCELERATOR] += 1
+        elif canonical_gpu(row.accelerator) is None:
+            report.dropped[NOT_A_GPU] += 1  # TPU rows
         elif not row.count or row.count != int(row.count):
             report.dropped[COUNT_UNKNOWN] += 1
         else:

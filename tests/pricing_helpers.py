@@ -73,6 +73,14 @@ def catalog_text(cloud: str) -> str:
     return (FIXTURES / f"skypilot_{cloud}" / "vms_v8_gpu_sample.csv").read_text(encoding="utf-8")
 
 
+def full_catalog_text(cloud: str) -> str:
+    """Every GPU row of one cloud's SkyPilot v8 catalog (``fixtures/pricing/full``), with
+    GCP's host rows appended, as the snapshot builder reads them."""
+    from gacost.pricing.build_snapshot import read_catalog
+
+    return read_catalog(FIXTURES / "full" / cloud / "vms.csv")
+
+
 def json_reply(name_or_data: str | object, status: int = 200) -> httpx.Response:
     """A JSON response from a fixture file name or from data."""
     if isinstance(name_or_data, str):

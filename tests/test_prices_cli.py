@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from pricing_helpers import Router, catalog_text, forbid_network, isolate, json_reply
+from pricing_helpers import Router, forbid_network, full_catalog_text, isolate, json_reply
 
 from gacost.cli import main
 from gacost.commands.inputs import price_table
@@ -98,12 +98,12 @@ def test_recommend_uses_the_cache_and_says_how_old(
     capsys: pytest.CaptureFixture[str], network: Router, cache_dir: Path
 ) -> None:
     network.add(
-        f"{PRIMARY_BASE}/v8/lambda/vms.csv", httpx.Response(200, text=catalog_text("lambda"))
+        f"{PRIMARY_BASE}/v8/lambda/vms.csv", httpx.Response(200, text=full_catalog_text("lambda"))
     )
     assert _run(capsys, "--source", "skypilot-lambda")[0] == 0  # --source implies --refresh
     table = price_table()
     assert "skypilot-catalog v8 lambda (lambda; under a minute old)" in table.source
-    assert "embedded snapshot as of 2026-12-02 (aws, azure, gcp, runpod, vast)" in table.source
+    assert "embedded snapshot as of 2026-12-02 (aws, azure, cudo, daytona, gcp, " in table.source
     code = main(["recommend", "--job", str(EXAMPLE)])
     out, _ = capsys.readouterr()
     assert code == 0 and "skypilot-catalog v8 lambda (lambda; under a minute old)" in out
@@ -123,7 +123,8 @@ def test_failed_refresh_warns_once_and_still_lists(
 def test_stale_cache_gets_a_warning(
     capsys: pytest.CaptureFixture[str], network: Router, cache_dir: Path
 ) -> None:
-    network.add(f"{PRIMARY_BASE}/v8/vast/vms.csv", httpx.Response(200, text=catalog_text("vast")))
+    vast = full_catalog_text("vast")
+    network.add(f"{PRIMARY_BASE}/v8/vast/vms.csv", httpx.Response(200, text=vast))
     _run(capsys, "--source", "skypilot-vast")
     code, _, err = _run(capsys, "--provider", "vast", "--max-age", "0")
     assert code == 0 and err.startswith("warning: prices: the embedded snapshot")
@@ -144,7 +145,8 @@ def test_list_sources(capsys: pytest.CaptureFixture[str], cache_dir: Path) -> No
 def test_export_writes_the_snapshot(
     capsys: pytest.CaptureFixture[str], network: Router, tmp_path: Path
 ) -> None:
-    network.add(f"{PRIMARY_BASE}/v8/gcp/vms.csv", httpx.Response(200, text=catalog_text("gcp")))
+    gcp = full_catalog_text("gcp")
+    network.add(f"{PRIMARY_BASE}/v8/gcp/vms.csv", httpx.Response(200, text=gcp))
     out_dir = tmp_path / "prices"
     code, out, _ = _run(capsys, "--export", str(out_dir), "--source", "skypilot-gcp")
     assert code == 0 and re.fullmatch(

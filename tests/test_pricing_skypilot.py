@@ -14,9 +14,10 @@ from gacost.base.errors import PricingError
 from gacost.base.gpu_names import canonical_names
 from gacost.base.records import Offer
 from gacost.pricing import skypilot
-from gacost.pricing.skypilot import ParseResult, parse_catalog
+from gacost.pricing.skypilot import GPU_INFO_UNREADABLE, ParseResult, parse_catalog
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pricing"
+FULL = FIXTURES / "full"
 CLOUDS = ("aws", "azure", "gcp", "lambda", "runpod", "vast")
 
 
@@ -231,8 +232,21 @@ def test_non_numeric_price_is_an_error() -> None:
         parse("azure", "\n".join(lines))
 
 
-def test_broken_gpu_info_is_an_error() -> None:
-    lines = sample("gcp").splitlines()
-    lines[30] = lines[30].replace("{'Gpus'", "{'Gpus' [", 1)
-    with pytest.raises(PricingError, match="line 31, column GpuInfo"):
-        parse("gcp", "\n".join(lines))
+def test_unreadable_gpu_info_leaves_the_memory_unknown() -> None:
+    text = sample("aws")
+    header, first, *_ = text.splitlines()
+    cells = next(csv.reader([first]))
+    column = next(csv.reader([header])).index("GpuInfo")
+    cells[column] = "{'Gpus' [broken"
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([next(csv.reader([header])), cells])
+    result = parse("aws", out.getvalue())
+    assert result.adjusted.get(GPU_INFO_UNREADABLE) == 1
+    assert all(o.gpu_memory_gib is None for o in result.offers)
+
+
+def test_json_gpu_info_is_read() -> None:
+    text = (FULL / "primeintellect" / "vms.csv").read_text(encoding="utf-8")
+    result = parse("primeintellect", text)
+    memories = {o.gpu: o.gpu_memory_gib for o in result.offers if o.gpu == "A100-80GB-SXM"}
+    assert memories == {"A100-80GB-SXM": 80.0}  # 655360 MiB for 8 GPUs in a per-GPU field
