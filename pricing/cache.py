@@ -20,7 +20,13 @@ from pathlib import Path
 
 from gacost.base.errors import DataError
 from gacost.base.records import Offer
-from gacost.pricing.snapshot import SNAPSHOT_FIX, read_offers_csv, write_offers_csv
+from gacost.pricing.quality import Rejection
+from gacost.pricing.snapshot import (
+    SNAPSHOT_FIX,
+    read_offers_csv,
+    write_offers_csv,
+    write_rejections_csv,
+)
 
 CACHE_DIR_ENV = "GACOST_CACHE_DIR"
 HOME_ENV = "GACOST_HOME"
@@ -160,11 +166,17 @@ class PriceCache:
             raise DataError(f"{path}: fetched_at is not an ISO time; {self.fix(name)}") from None
         return CachedPrices(name, tuple(offers), fetched_at, path)
 
-    def write(self, name: str, offers: Sequence[Offer]) -> Path:
-        """Replace the cache file of ``name`` atomically; the old file stays on failure."""
+    def rejected_path(self, name: str) -> Path:
+        """The rows the quality rules rejected in the last fetch of ``name``."""
+        return self.path(name).with_suffix(".rejected.csv")
+
+    def write(self, name: str, offers: Sequence[Offer], rejected: Sequence[Rejection] = ()) -> Path:
+        """Replace the cache file of ``name`` (and its rejected rows) atomically; the old
+        file stays on failure."""
         path = self.path(name)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            write_rejections_csv(self.rejected_path(name), rejected)
             write_offers_csv(path, offers)
         except OSError as exc:
             raise DataError(

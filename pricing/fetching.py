@@ -12,6 +12,7 @@ import httpx
 from gacost.base.records import Offer
 from gacost.pricing.cache import format_timestamp
 from gacost.pricing.http import HttpPolicy
+from gacost.pricing.quality import Rejection
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class FetchResult:
     dropped: dict[str, int] = field(default_factory=dict)
     adjusted: dict[str, int] = field(default_factory=dict)
     detail: str = ""
+    rejections: tuple[Rejection, ...] = ()
 
 
 class Fetcher(Protocol):

@@ -39,7 +39,7 @@ from gacost.pricing.cache import (
 )
 from gacost.pricing.combine import SNAPSHOT, Part, Warn, describe, merge, snapshot_time
 from gacost.pricing.fetching import FetchContext, FetchResult
-from gacost.pricing.quality import check_offers
+from gacost.pricing.quality import FLAGGED, review_offers
 from gacost.pricing.registry import FETCHERS
 from gacost.pricing.snapshot import PriceTable, write_snapshot
 from gacost.pricing.sources import SOURCES, default_sources
@@ -215,7 +215,7 @@ class Refresher:
                 self.warn(message)
                 return Outcome(name, REJECTED, len(result.offers), result.dropped, message)
             try:
-                self.cache.write(name, result.offers)
+                self.cache.write(name, result.offers, result.rejections)
             except GacostError as exc:
                 result = exc
         if isinstance(result, GacostError):
@@ -264,12 +264,15 @@ class Refresher:
             result = FETCHERS[name](client, ctx)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise PricingError(f"unexpected response ({type(exc).__name__}: {exc})") from None
-        kept, quality = check_offers(result.offers)
+        report = review_offers(result.offers, reference=self.snapshot.offers)
         dropped = Counter(result.dropped)
-        dropped.update(quality)
-        if not kept:
+        dropped.update(r.reason for r in report.rejections if r.action != FLAGGED)
+        if not report.kept:
             raise PricingError(f"{SOURCES[name].label} returned no usable offers")
-        return FetchResult(tuple(kept), dict(dropped), result.adjusted, result.detail)
+        rejections = (*result.rejections, *report.rejections)
+        return FetchResult(
+            tuple(report.kept), dict(dropped), result.adjusted, result.detail, rejections
+        )
 
     def _fallback(self, cached: CachedPrices | None) -> str:
         if cached is not None:

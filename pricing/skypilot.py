@@ -28,7 +28,13 @@ from dataclasses import dataclass, field, replace
 from gacost.base.errors import PricingError
 from gacost.base.gpu_names import canonical_gpu
 from gacost.base.records import Offer
-from gacost.pricing.quality import is_low_outlier, regional_medians
+from gacost.pricing.quality import (
+    DROPPED,
+    ON_DEMAND_CLEARED,
+    Rejection,
+    is_low_outlier,
+    regional_medians,
+)
 
 REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
 OPTIONAL_COLUMNS = ("vCPUs", "MemoryGiB", "GpuInfo", "SpotPrice", "AvailabilityZone")
@@ -42,7 +48,9 @@ NO_REGION = "no region"
 GCP_GPU_UNMATCHED = "gcp GPU price with no host row in its zone"
 GCP_HOST_UNMATCHED = "gcp GPU host with no GPU price in its zone"
 GCP_GPU_OUTLIER = "gcp GPU price below half its median across regions"
-GCP_SPOT_ABOVE = "gcp GPU spot above its on-demand (spot cleared)"
+GCP_OD_BELOW_SPOT = (
+    "gcp GPU on-demand below its own spot price: not a list price (on-demand cleared)"
+)
 COUNT_FIXED = "gpu count corrected"
 NAME_INFERRED = "accelerator inferred from instance name"
 SPOT_IS_ON_DEMAND = "spot equal to on-demand cleared"
@@ -70,6 +78,9 @@ MAX_GPU_GIB = 300.0
 _PLACEHOLDER_HOST_SPECS = frozenset({"vast"})
 # Clouds whose TotalGpuMemoryInMiB is per GPU (not multiplied by the count).
 _TOTAL_MEMORY_PER_GPU = frozenset({"lambda"})
+# Clouds whose per-GPU MemoryInfo holds the whole instance's GPU memory
+# (primeintellect: 2xV100_16GB says 32768 MiB, 8xA100_80GB says 655360 MiB).
+_GPU_MEMORY_IS_INSTANCE_TOTAL = frozenset({"primeintellect"})
 
 
 @dataclass(frozen=True)
@@ -115,6 +126,7 @@ class ParseResult:
     rows: int
     dropped: dict[str, int] = field(default_factory=dict)
     adjusted: dict[str, int] = field(default_factory=dict)
+    rejections: tuple[Rejection, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -138,6 +150,7 @@ class _Row:
 class _Report:
     dropped: Counter[str] = field(default_factory=Counter)
     adjusted: Counter[str] = field(default_factory=Counter)
+    rejections: list[Rejection] = field(default_factory=list)
 
 
 def parse_catalog(text: str, provider: str, *, source: str, fetched_at: str) -> ParseResult:
@@ -155,7 +168,13 @@ def parse_catalog(text: str, provider: str, *, source: str, fetched_at: str) -> 
         zonal = _plain_offers(rows, provider, source, fetched_at, report)
     offers = _collapse_zones(zonal, provider, report)
     offers.sort(key=lambda o: (o.instance_type, o.region))
-    return ParseResult(tuple(offers), len(rows), dict(report.dropped), dict(report.adjusted))
+    return ParseResult(
+        tuple(offers),
+        len(rows),
+        dict(report.dropped),
+        dict(report.adjusted),
+        tuple(report.rejections),
+    )
 
 
 # --- reading -------------------------------------------------------------------------
@@ -250,6 +269,10 @@ def _gpu_info(value: str, line: int, source: str) -> object:
     try:
         return json.loads(text)  # JSON (double quotes, null) as primeintellect/spheron write
     except (ValueError, RecursionError):
+        pass
+    try:  # a Python literal with JSON's null (hyperstack: 'Manufacturer': null)
+        return ast.literal_eval(re.sub(r"\bnull\b", "None", text))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
         return None
 
 
@@ -263,7 +286,9 @@ def _gpu_memory_gib(info: object, count: float | None, provider: str) -> float |
     per_gpu = memory_info.get("SizeInMiB") if isinstance(memory_info, dict) else None
     total = info.get("TotalGpuMemoryInMiB")
     mib: object = per_gpu
-    if provider in _TOTAL_MEMORY_PER_GPU:
+    if provider in _GPU_MEMORY_IS_INSTANCE_TOTAL and isinstance(per_gpu, int | float) and count:
+        mib = per_gpu / count
+    elif provider in _TOTAL_MEMORY_PER_GPU:
         mib = per_gpu if per_gpu is not None else total
     elif isinstance(total, int | float) and count:
         mib = total / count  # also right for fractional GPUs and Vast's totals
@@ -367,10 +392,11 @@ def _make_offer(
         report.dropped[NO_REGION] += 1
         return None
     price, spot = host.price, host.spot
+    suspect = host is not gpu_row and _on_demand_below_spot(gpu_row)
     if host is not gpu_row:
-        price, spot = _add(host.price, gpu_row.price), _add(host.spot, _gpu_spot(gpu_row, report))
+        price, spot = _add(host.price, gpu_row.price), _add(host.spot, gpu_row.spot)
         price, spot = _clean_prices(price, spot, report)
-    return Offer(
+    offer = Offer(
         provider=provider,
         region=host.region,
         instance_type=instance,
@@ -384,14 +410,18 @@ def _make_offer(
         source=source,
         fetched_at=fetched_at,
     )
+    if suspect and offer.price_hour is not None:
+        report.adjusted[GCP_OD_BELOW_SPOT] += 1
+        report.rejections.append(Rejection(offer, GCP_OD_BELOW_SPOT, ON_DEMAND_CLEARED))
+        offer = replace(offer, price_hour=None)
+    return offer
 
 
-def _gpu_spot(gpu_row: _Row, report: _Report) -> float | None:
-    """A GCP GPU-only row's spot price, None when it is above its on-demand price."""
-    if gpu_row.spot is not None and gpu_row.price is not None and gpu_row.spot > gpu_row.price:
-        report.adjusted[GCP_SPOT_ABOVE] += 1
-        return None
-    return gpu_row.spot
+def _on_demand_below_spot(gpu_row: _Row) -> bool:
+    """A GCP GPU-only row whose on-demand is below its spot: spot is discounted from the
+    list price, so such an on-demand value is not the list price (A100-80GB a2-ultragpu
+    rows at about $1.85/GPU-h in us-central1 against $1.96 spot; the list is about $3.9)."""
+    return gpu_row.spot is not None and gpu_row.price is not None and gpu_row.spot > gpu_row.price
 
 
 def _add(a: float | None, b: float | None) -> float | None:
@@ -416,13 +446,13 @@ def _gcp_offers(
     used: set[_GpuKey] = set()
     for host, key, name in _gcp_pairs(hosts, gpus, report):
         used.add(key)
-        if key in outliers:
-            report.dropped[GCP_GPU_OUTLIER] += 1
-            continue
         offer = _make_offer(
             host, gpus[key], key[1], float(key[2]), provider, source, fetched_at, report, name
         )
-        if offer is not None:
+        if offer is not None and key in outliers:
+            report.dropped[GCP_GPU_OUTLIER] += 1
+            report.rejections.append(Rejection(offer, GCP_GPU_OUTLIER, DROPPED))
+        elif offer is not None:
             zonal.append(_Zonal(host.zone, offer))
     _add_count(report.dropped, GCP_GPU_UNMATCHED, len(gpus) - len(used))
     return zonal
@@ -485,12 +515,17 @@ def _gcp_gpu_outliers(gpus: dict[_GpuKey, _Row]) -> set[_GpuKey]:
     price would hide a GPU price that is half what other regions charge.
     """
     medians = regional_medians(
-        (key[1], row.region, row.price / key[2]) for key, row in gpus.items() if row.price
+        (key[1], row.region, row.price / key[2])
+        for key, row in gpus.items()
+        if row.price and not _on_demand_below_spot(row)
     )
     return {
         key
         for key, row in gpus.items()
-        if row.price and key[1] in medians and is_low_outlier(row.price / key[2], medians[key[1]])
+        if row.price
+        and not _on_demand_below_spot(row)  # its on-demand is cleared instead
+        and key[1] in medians
+        and is_low_outlier(row.price / key[2], medians[key[1]])
     }
 
 

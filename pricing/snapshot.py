@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from gacost.base.atomic import atomic_open
 from gacost.base.errors import DataError
 from gacost.base.records import Offer
+from gacost.pricing.quality import Rejection
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -35,6 +36,8 @@ _OPTIONAL_NUMBERS = ("gpu_memory_gib", "vcpus", "ram_gib", "price_hour", "spot_h
 _FIX = "regenerate it with `python -m gacost.pricing.build_snapshot` or restore it from git"
 SNAPSHOT_FIX = _FIX  # the advice that ends every DataError raised here
 _DATA_PACKAGE = "gacost.data"
+REJECTED_FILE = "rejected.csv"
+REJECTED_EXTRA = ("reason", "action")
 
 
 @dataclass(frozen=True)
@@ -160,14 +163,66 @@ def write_snapshot(
     *,
     as_of: str,
     sources: Sequence[str],
+    rejected: Sequence[Rejection] = (),
 ) -> None:
-    """Write ``snapshot.csv`` and then ``snapshot.json`` into ``directory``, each atomically."""
+    """Write ``snapshot.csv``, ``rejected.csv`` (every row a quality rule dropped, changed
+    or flagged, with its reason) and then ``snapshot.json``, each atomically."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     write_offers_csv(folder / "snapshot.csv", offers)
+    write_rejections_csv(folder / REJECTED_FILE, rejected)
     meta = {"as_of": as_of, "sources": list(sources), "rows": len(offers)}
     with atomic_open(folder / "snapshot.json") as handle:
         handle.write(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_rejections_csv(path: str | os.PathLike[str], rejected: Iterable[Rejection]) -> None:
+    """Rejected rows as snapshot CSV plus ``reason`` and ``action`` columns, atomically."""
+    with atomic_open(Path(path)) as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow([*HEADER, *REJECTED_EXTRA])
+        for item in rejected:
+            writer.writerow([*_offer_cells(item.offer), item.reason, item.action])
+
+
+def read_rejections(folder: Traversable | None = None) -> list[Rejection]:
+    """The rejected rows stored beside a snapshot (none when the file is absent)."""
+    base = folder if folder is not None else _embedded_prices()
+    resource = base / REJECTED_FILE
+    if not resource.is_file():
+        return []
+    return read_rejections_file(resource)
+
+
+def read_rejections_file(resource: Traversable | Path) -> list[Rejection]:
+    """The rejected rows of one ``rejected.csv`` file (a snapshot's or a cache's)."""
+    text = _read_resource(resource)
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows or tuple(rows[0]) != (*HEADER, *REJECTED_EXTRA):
+        raise DataError(f"{resource}: bad header; {_FIX}")
+    out = []
+    width = len(HEADER)
+    for number, row in enumerate(rows[1:], start=2):
+        if not row:
+            continue
+        if len(row) != width + len(REJECTED_EXTRA):
+            raise DataError(f"{resource} row {number}: {len(row)} cells; {_FIX}")
+        cells = dict(zip(HEADER, row[:width], strict=True))
+        try:
+            numbers = {c: float(cells[c]) if cells[c] else None for c in _OPTIONAL_NUMBERS}
+            count = float(cells["gpu_count"])
+        except ValueError:
+            raise DataError(f"{resource} row {number}: a number is not a number; {_FIX}") from None
+        offer = Offer(
+            provider=cells["provider"], region=cells["region"],
+            instance_type=cells["instance_type"], gpu=cells["gpu"], gpu_count=count,
+            gpu_memory_gib=numbers["gpu_memory_gib"], vcpus=numbers["vcpus"],
+            ram_gib=numbers["ram_gib"], price_hour=numbers["price_hour"],
+            spot_hour=numbers["spot_hour"], source=cells["source"],
+            fetched_at=cells["fetched_at"],
+        )  # fmt: skip
+        out.append(Rejection(offer, row[width], row[width + 1]))
+    return out
 
 
 def _offer_cells(offer: Offer) -> list[str]:

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SKYPILOT_CLOUDS: tuple[str, ...] = ("aws", "gcp", "azure", "lambda", "runpod", "vast")
+SKYPILOT_CLOUDS: tuple[str, ...] = (
+    "aws", "gcp", "azure", "lambda", "runpod", "vast", "nebius", "oci", "cudo", "daytona",
+    "hyperbolic", "hyperstack", "jarvislabs", "lium", "mithril", "primeintellect", "seeweb",
+    "shadeform", "spheron", "verda", "yotta",
+)  # fmt: skip
 
 CATALOG_PRIORITY = 1  # SkyPilot's hosted catalogs: a few hours behind the clouds
 FIRST_PARTY_PRIORITY = 2  # the provider's own price API

@@ -86,7 +86,8 @@ def test_failed_write_keeps_the_old_file(cache: PriceCache) -> None:
     with pytest.raises(TypeError):
         cache.write("azure", [broken])
     assert path.read_bytes() == before
-    assert [p.name for p in path.parent.iterdir()] == ["azure.csv"]  # no temp file left
+    names = sorted(p.name for p in path.parent.iterdir())
+    assert names == ["azure.csv", "azure.rejected.csv"]  # no temp file left
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -16,6 +17,7 @@ from gacost.pricing.snapshot import (
     HEADER,
     load_snapshot,
     read_offers_csv,
+    read_rejections,
     write_offers_csv,
     write_snapshot,
 )
@@ -151,7 +153,7 @@ def test_committed_snapshot_loads_with_the_main_gpus() -> None:
 
 def test_committed_snapshot_is_reproducible_from_the_fixtures() -> None:
     table = load_snapshot()
-    offers, summaries = build_snapshot.build(FIXTURES / "full", table.as_of)
+    offers, summaries, _ = build_snapshot.build(FIXTURES / "full", table.as_of)
     assert tuple(offers) == table.offers
     assert "; ".join(s.label for s in summaries) == table.source
 
@@ -161,10 +163,13 @@ def test_build_snapshot_main(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert build_snapshot.main(["--from", str(FIXTURES), "--out", str(out),
                                 "--as-of", "2026-01-01"]) == 0  # fmt: skip
     printed = capsys.readouterr().out
-    assert "skypilot-catalog v8 gcp@006059e0: 85 rows -> 23 offers" in printed
+    assert "skypilot-catalog v8 gcp@006059e0: 85 rows -> 22 offers" in printed
     assert "gcp GPU price with no host row in its zone" in printed
     table = load_snapshot(out)
-    assert table.as_of == "2026-01-01" and len(table.offers) == 231
+    per_source = [int(n) for n in re.findall(r"rows -> (\d+) offers", printed)]
+    assert table.as_of == "2026-01-01" and len(table.offers) == sum(per_source) == 230
+    rejected = read_rejections(out)
+    assert rejected and all(r.reason and r.action for r in rejected)
     assert {o.provider for o in table.offers} == {"aws", "azure", "gcp", "lambda", "runpod", "vast"}
 
 
@@ -176,7 +181,7 @@ def test_build_snapshot_sources_file_and_errors(
     text = (FIXTURES / "skypilot_lambda" / "vms_v8_gpu_sample.csv").read_text(encoding="utf-8")
     (src / "lambda" / "vms.csv").write_text(text, encoding="utf-8")
     (src / "sources.json").write_text('{"lambda": {"commit": "abcdef0123456789"}}', "utf-8")
-    offers, summaries = build_snapshot.build(src, "2026-12-02")
+    offers, summaries, _ = build_snapshot.build(src, "2026-12-02")
     assert [s.label for s in summaries] == ["skypilot-catalog v8 lambda@abcdef01"]
     assert {o.source for o in offers} == {"skypilot-catalog v8 lambda@abcdef01"}
     empty = tmp_path / "empty"
