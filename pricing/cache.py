@@ -32,6 +32,7 @@ CACHE_DIR_ENV = "GACOST_CACHE_DIR"
 HOME_ENV = "GACOST_HOME"
 MAX_AGE_ENV = "GACOST_PRICE_MAX_AGE"
 DEFAULT_MAX_AGE = timedelta(hours=24)
+CLOCK_SKEW = timedelta(minutes=5)  # a cache stamped further ahead than this is stale
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
@@ -108,6 +109,8 @@ def format_timestamp(when: datetime) -> str:
 
 def format_age(age: timedelta) -> str:
     """A short human age: ``"under a minute"``, ``"12 min"``, ``"5 h"``, ``"3 days"``."""
+    if age == timedelta.max:
+        return "of unknown age (stamped in the future)"
     seconds = max(0.0, age.total_seconds())
     if seconds < 60:
         return "under a minute"
@@ -130,8 +133,15 @@ class CachedPrices:
     fetched_at: datetime
     path: Path
 
+    def in_future(self, now: datetime) -> bool:
+        """True when stamped later than ``now`` (beyond :data:`CLOCK_SKEW`): a clock or a
+        file that cannot be trusted, so the entry counts as stale."""
+        return self.fetched_at - now > CLOCK_SKEW
+
     def age(self, now: datetime) -> timedelta:
-        """How old the prices are at ``now`` (never negative)."""
+        """How old the prices are at ``now``; "forever" when stamped in the future."""
+        if self.in_future(now):
+            return timedelta.max
         return max(timedelta(0), now - self.fetched_at)
 
 

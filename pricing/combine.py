@@ -63,7 +63,7 @@ def load_freshest(
 ) -> PriceTable:
     """The combined table; warnings go to ``warn``, one line each."""
     snap_time = snapshot_time(snapshot)
-    parts, corrupt = cached_parts(cache, snap_time)
+    parts, corrupt = cached_parts(cache, snap_time, now)
     snap = Part(SNAPSHOT, "embedded snapshot", 0, snap_time, snapshot.offers)
     used = merge(parts, snap)
     for name, exc in corrupt:
@@ -82,15 +82,22 @@ def load_freshest(
 
 
 def cached_parts(
-    cache: PriceCache, not_before: datetime
+    cache: PriceCache, not_before: datetime, now: datetime | None = None
 ) -> tuple[list[Part], list[tuple[str, DataError]]]:
-    """Usable cached sources, and the sources whose cache file is corrupt."""
+    """Usable cached sources, and the sources whose cache file is corrupt or stamped in
+    the future (after ``now``)."""
     parts, corrupt = [], []
     for name, info in SOURCES.items():
         try:
             cached = cache.read(name)
         except DataError as exc:
             corrupt.append((name, exc))
+            continue
+        if cached is not None and now is not None and cached.in_future(now):
+            corrupt.append((name, DataError(
+                f"{cached.path}: fetched_at {format_timestamp(cached.fetched_at)} is in the "
+                f"future; ignored ({cache.fix(name)})"
+            )))  # fmt: skip
             continue
         if cached is not None and cached.fetched_at >= not_before:
             parts.append(Part(name, info.label, info.priority, cached.fetched_at, cached.offers))

@@ -52,70 +52,87 @@ class PriceTable:
 # --- reading -------------------------------------------------------------------------
 
 
-def read_offers_csv(source: str | os.PathLike[str], *, name: str | None = None) -> list[Offer]:
+def read_offers_csv(
+    source: str | os.PathLike[str], *, name: str | None = None, fix: str = _FIX
+) -> list[Offer]:
     """Read offers from a snapshot CSV file, or from its text.
 
     A path object is always a file; a string is CSV text when it holds a newline or a
     comma, and a file name otherwise. Any defect raises :class:`DataError` naming the
-    file, the row (1 = header) and the column.
+    file, the row (1 = header) and the column, and ending in ``fix``.
     """
     if isinstance(source, str) and ("\n" in source or "," in source):
-        return parse_offers_csv(source, name or "<price CSV text>")
+        return parse_offers_csv(source, name or "<price CSV text>", fix=fix)
     path = Path(source)
-    return parse_offers_csv(_read_file(path), name or str(path))
+    return parse_offers_csv(_read_file(path, fix), name or str(path), fix=fix)
 
 
-def parse_offers_csv(text: str, name: str) -> list[Offer]:
-    """Parse snapshot CSV ``text``; ``name`` is used in error messages."""
+def parse_offers_csv(
+    text: str, name: str, *, fix: str = _FIX, required: Sequence[str] = HEADER
+) -> list[Offer]:
+    """Parse price CSV ``text`` by column name (any order); ``name`` and ``fix`` go into
+    error messages. Columns of :data:`HEADER` outside ``required`` may be left out."""
     if not text.strip():
-        raise DataError(f"{name}: the price file is empty; {_FIX}")
+        raise DataError(f"{name}: the price file is empty; {fix}")
     reader = csv.reader(io.StringIO(text), strict=True)
     try:
-        _check_header(next(reader), name)
-        offers = [_parse_record(r, reader.line_num, name) for r in reader if r]
+        header = [h.strip() for h in next(reader)]
+        _check_header(header, name, fix, required)
+        offers = [
+            _parse_record(dict(zip(header, r, strict=False)), len(r), len(header),
+                          reader.line_num, name, fix)
+            for r in reader
+            if r
+        ]  # fmt: skip
     except csv.Error as exc:
-        raise DataError(f"{name} row {reader.line_num}: malformed CSV ({exc}); {_FIX}") from exc
+        raise DataError(f"{name} row {reader.line_num}: malformed CSV ({exc}); {fix}") from exc
     if not offers:
-        raise DataError(f"{name}: the price file has a header but no offers; {_FIX}")
+        raise DataError(f"{name}: the price file has a header but no offers; {fix}")
     return offers
 
 
-def _read_file(path: Path) -> str:
+def _read_file(path: Path, fix: str = _FIX) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise DataError(f"{path}: price file not found; {_FIX}") from None
+        raise DataError(f"{path}: price file not found; {fix}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read the price file ({exc}); {_FIX}") from None
+        raise DataError(f"{path}: cannot read the price file ({exc}); {fix}") from None
 
 
-def _check_header(header: list[str], name: str) -> None:
-    missing = [c for c in HEADER if c not in header]
+def _check_header(header: list[str], name: str, fix: str, required: Sequence[str]) -> None:
+    missing = [c for c in required if c not in header]
     extra = [c for c in header if c not in HEADER]
-    if missing or extra or len(header) != len(HEADER):
-        detail = f"missing column(s) {', '.join(missing)}" if missing else ""
+    repeated = sorted({c for c in header if header.count(c) > 1})
+    if missing or extra or repeated:
+        parts = []
+        if missing:
+            parts.append(f"missing column(s) {', '.join(missing)}")
         if extra:
-            detail += ("; " if detail else "") + f"unexpected column(s) {', '.join(extra)}"
+            parts.append(f"unknown column(s) {', '.join(extra)}")
+        if repeated:
+            parts.append(f"repeated column(s) {', '.join(repeated)}")
         raise DataError(
-            f"{name} row 1: bad header ({detail or 'duplicate columns'}); "
-            f"expected {','.join(HEADER)}; {_FIX}"
+            f"{name} row 1: bad header ({'; '.join(parts)}); the columns are "
+            f"{','.join(HEADER)}; {fix}"
         )
 
 
-def _parse_record(record: list[str], row: int, name: str) -> Offer:
-    if len(record) != len(HEADER):
-        raise DataError(f"{name} row {row}: {len(record)} cells, expected {len(HEADER)}; {_FIX}")
-    cells = dict(zip(HEADER, record, strict=True))
+def _parse_record(
+    cells: dict[str, str], width: int, expected: int, row: int, name: str, fix: str
+) -> Offer:
+    if width != expected:
+        raise DataError(f"{name} row {row}: {width} cells, expected {expected}; {fix}")
     where = f"{name} row {row}, column"
     for column in _TEXT_COLUMNS:
-        if not cells[column].strip():
-            raise DataError(f"{where} {column}: empty; {_FIX}")
-    count = _number(cells["gpu_count"], f"{where} gpu_count")
+        if column in cells and not cells[column].strip():
+            raise DataError(f"{where} {column}: empty; {fix}")
+    count = _number(cells["gpu_count"], f"{where} gpu_count", fix)
     if count is None or count <= 0:
-        raise DataError(f"{where} gpu_count: must be a number > 0; {_FIX}")
-    values = {c: _number(cells[c], f"{where} {c}") for c in _OPTIONAL_NUMBERS}
+        raise DataError(f"{where} gpu_count: must be a number > 0; {fix}")
+    values = {c: _number(cells.get(c, ""), f"{where} {c}", fix) for c in _OPTIONAL_NUMBERS}
     if values["price_hour"] is None and values["spot_hour"] is None:
-        raise DataError(f"{where} price_hour: empty, and so is spot_hour; {_FIX}")
+        raise DataError(f"{where} price_hour: empty, and so is spot_hour; {fix}")
     return Offer(
         provider=cells["provider"].strip(),
         region=cells["region"].strip(),
@@ -127,21 +144,21 @@ def _parse_record(record: list[str], row: int, name: str) -> Offer:
         ram_gib=values["ram_gib"],
         price_hour=values["price_hour"],
         spot_hour=values["spot_hour"],
-        source=cells["source"].strip(),
-        fetched_at=cells["fetched_at"].strip(),
+        source=cells.get("source", name).strip() or name,
+        fetched_at=cells.get("fetched_at", "").strip(),
     )
 
 
-def _number(value: str, where: str) -> float | None:
+def _number(value: str, where: str, fix: str = _FIX) -> float | None:
     text = value.strip()
     if not text:
         return None
     try:
         number = float(text)
     except ValueError:
-        raise DataError(f"{where}: {value!r} is not a number; {_FIX}") from None
+        raise DataError(f"{where}: {value[:40]!r} is not a number; {fix}") from None
     if not math.isfinite(number) or number < 0:
-        raise DataError(f"{where}: {value!r} is not a finite number >= 0; {_FIX}")
+        raise DataError(f"{where}: {value[:40]!r} is not a finite number >= 0; {fix}")
     return number
 
 

@@ -17,6 +17,7 @@ from gacost.pricing.cache import (
     PriceCache,
     cache_dir,
     format_age,
+    format_timestamp,
     max_age_from_env,
     parse_age,
     parse_timestamp,
@@ -239,3 +240,23 @@ def test_stale_data_gets_one_warning_with_its_age(cache: PriceCache) -> None:
         "prices: the embedded snapshot (as of 2026-11-01, 31 days old) is past the max age (24 h); "
         "`gacost prices --refresh` fetches current rates"
     ]
+
+
+def test_a_cache_stamped_in_the_future_is_stale_and_unused(cache: PriceCache) -> None:
+    future = format_timestamp(NOW + timedelta(days=3))
+    offer = replace(_offer("azure", "eastus", "Standard_NC4as_T4_v3", 0.1, "azure"),
+                    fetched_at=future)  # fmt: skip
+    cache.write("azure", [offer])
+    cached = cache.read("azure")
+    assert cached is not None and cached.in_future(NOW)
+    assert cached.age(NOW) > timedelta(days=10_000)  # always older than any max age
+    table, warnings = _load(cache)
+    assert table is SNAPSHOT  # the snapshot serves azure instead
+    (line,) = warnings
+    assert "is in the future; ignored" in line and "azure" in line
+    # a few seconds ahead (clock skew) is still fine
+    near = replace(offer, fetched_at=format_timestamp(NOW + timedelta(seconds=30)))
+    cache.write("azure", [near])
+    cached = cache.read("azure")
+    assert cached is not None and not cached.in_future(NOW)
+    assert cached.age(NOW) == timedelta(0)

@@ -87,7 +87,7 @@ def test_atomic_write_creates_new_file(tmp_path: Path) -> None:
         ("", r"empty"),
         (f"{HEADER_LINE}\n", r"no offers"),
         (HEADER_LINE.replace(",spot_hour", "") + "\n", r"row 1: .*missing column\(s\) spot_hour"),
-        (HEADER_LINE + ",extra\n", r"row 1: .*unexpected column\(s\) extra"),
+        (HEADER_LINE + ",extra\n", r"row 1: .*unknown column\(s\) extra"),
         (f"{HEADER_LINE}\n{ROW}\n{ROW.replace('0.526', 'abc')}\n",
          r"row 3, column price_hour: 'abc' is not a number"),
         (f"{HEADER_LINE}\n{ROW}\n{ROW}\n{ROW.replace(',16,4,', ',x,4,')}\n",

@@ -23,7 +23,8 @@ from gacost.base.profile import Profile, read_profile
 from gacost.base.trl_config import TrlJob, build_job, load_trl_config
 from gacost.pricing.cache import PriceCache, max_age_from_env
 from gacost.pricing.combine import load_freshest
-from gacost.pricing.snapshot import PriceTable, load_snapshot, read_offers_csv
+from gacost.pricing.price_file import read_price_file
+from gacost.pricing.snapshot import PriceTable, load_snapshot
 
 if TYPE_CHECKING:
     from gacost.pricing.refresh import Outcome
@@ -90,13 +91,10 @@ def note(message: str) -> None:
 
 
 def _price_file(path: str) -> PriceTable:
-    offers = read_offers_csv(path)
-    dates = sorted({o.fetched_at for o in offers if o.fetched_at})
-    return PriceTable(
-        offers=tuple(offers),
-        source=f"price file {path}",
-        as_of=dates[-1] if dates else "unknown",
-    )
+    read = read_price_file(path)
+    for line in read.notes():
+        warn(line)
+    return read.table
 
 
 def add_job_flags(p: argparse.ArgumentParser, *, work: bool = True) -> None:
