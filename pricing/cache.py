@@ -1,7 +1,7 @@
 """The price cache: one snapshot-format CSV per source under the user cache directory.
 
 Location: ``$GACOST_CACHE_DIR``, else ``$GACOST_HOME/cache``, else the platform cache
-directory (``$XDG_CACHE_HOME/gacost`` or ``~/.cache/gacost`` on Linux,
+directory from platformdirs (``$XDG_CACHE_HOME/gacost`` or ``~/.cache/gacost`` on Linux,
 ``~/Library/Caches/gacost`` on macOS, ``%LOCALAPPDATA%\\gacost\\Cache`` on Windows).
 Files are ``<dir>/prices/<source>.csv`` in the format of :mod:`pricing.snapshot`; every
 row carries its ``source`` and its ``fetched_at`` time (ISO 8601, UTC), so a cache file is
@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import platformdirs
+
+from gacost.base.durations import parse_duration
 from gacost.base.errors import DataError
 from gacost.base.records import Offer
 from gacost.pricing.quality import Rejection
@@ -35,48 +37,28 @@ DEFAULT_MAX_AGE = timedelta(hours=24)
 CLOCK_SKEW = timedelta(minutes=5)  # a cache stamped further ahead than this is stale
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-_AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
-_UNITS = {"s": 1, "m": 60, "h": 3600, "": 3600, "d": 86400, "w": 604800}
 
 
 # --- where -----------------------------------------------------------------------------
 
 
-def cache_dir(env: Mapping[str, str] | None = None, platform: str | None = None) -> Path:
-    """The gacost cache directory (it may not exist yet)."""
+def cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The gacost cache directory (it may not exist yet): ``$GACOST_CACHE_DIR``, else
+    ``$GACOST_HOME/cache``, else platformdirs' user cache directory for ``gacost``."""
     env = os.environ if env is None else env
     if env.get(CACHE_DIR_ENV):
         return Path(env[CACHE_DIR_ENV]).expanduser()
     if env.get(HOME_ENV):
         return Path(env[HOME_ENV]).expanduser() / "cache"
-    return _platform_cache_dir(env, platform or sys.platform)
-
-
-def _platform_cache_dir(env: Mapping[str, str], platform: str) -> Path:
-    home = Path(env.get("HOME") or Path.home())
-    if platform == "darwin":
-        return home / "Library" / "Caches" / "gacost"
-    if platform.startswith("win"):
-        base = env.get("LOCALAPPDATA") or str(home / "AppData" / "Local")
-        return Path(base) / "gacost" / "Cache"
-    xdg = env.get("XDG_CACHE_HOME", "")
-    base_dir = Path(xdg) if xdg and Path(xdg).is_absolute() else home / ".cache"
-    return base_dir / "gacost"
+    return Path(platformdirs.user_cache_dir("gacost", appauthor=False))
 
 
 # --- ages and times ----------------------------------------------------------------------
 
 
 def parse_age(text: str, *, default_unit: str = "h") -> timedelta:
-    """``"90s"``, ``"30m"``, ``"24h"``, ``"7d"``, ``"2w"``; a bare number is in ``default_unit``.
-
-    The one duration parser of gacost's flags and environment variables.
-    """
-    match = _AGE.match(text)
-    if not match:
-        raise ValueError(f"expected a duration like 90s, 30m, 24h or 7d, got {text!r}")
-    unit = match.group(2).lower() or default_unit
-    return timedelta(seconds=float(match.group(1)) * _UNITS[unit])
+    """An age or deadline: :func:`gacost.base.durations.parse_duration` (zero allowed)."""
+    return parse_duration(text, default_unit=default_unit)
 
 
 def max_age_from_env(env: Mapping[str, str] | None = None) -> timedelta:
