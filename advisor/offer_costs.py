@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from gacost.pricing import spot_advisor
+
 
 @dataclass(frozen=True)
 class BillingTerms:
@@ -50,12 +52,9 @@ BILLING_TERMS: dict[str, BillingTerms] = {
     ),
 }
 
-#: AWS Spot Instance Advisor interruption buckets (the ``r`` index of its published data):
-#: the share of instances interrupted over the trailing month, as (low, high).
-AWS_SPOT_BUCKETS: tuple[tuple[float, float], ...] = (
-    (0.0, 0.05), (0.05, 0.10), (0.10, 0.15), (0.15, 0.20), (0.20, 1.0),
-)  # fmt: skip
-HOURS_PER_MONTH = 730.0
+#: The AWS Spot Instance Advisor's interruption buckets, by their ``r`` index.
+AWS_SPOT_BUCKETS: tuple[str, ...] = ("<5%", "5-10%", "10-15%", "15-20%", ">20%")
+HOURS_PER_MONTH = spot_advisor.HOURS_PER_MONTH
 #: transformers' TrainingArguments default ``save_steps`` (save_strategy "steps"): the
 #: checkpoint interval in updates when a job does not say otherwise.
 DEFAULT_SAVE_STEPS = 500
@@ -84,18 +83,14 @@ def disk_cost(disk_gb: float, hours: float, terms: BillingTerms) -> float:
 
 def interruptions_per_hour(monthly_share: float) -> float:
     """Interruptions per instance-hour from the share interrupted over a month (Poisson:
-    ``1 - exp(-rate x 730) = share``)."""
-    if not 0.0 <= monthly_share < 1.0:
-        raise ValueError(f"monthly interruption share must be in [0, 1), got {monthly_share}")
-    return -math.log1p(-monthly_share) / HOURS_PER_MONTH
+    ``1 - exp(-rate x 730) = share``), as :mod:`gacost.pricing.spot_advisor` converts."""
+    return spot_advisor.interruptions_per_hour(monthly_share)
 
 
 def aws_bucket_rate(bucket: int) -> float:
     """Interruptions per hour at the middle of an AWS spot advisor bucket (the top bucket,
     ">20%", at 25%)."""
-    low, high = AWS_SPOT_BUCKETS[bucket]
-    share = (low + high) / 2 if high < 1.0 else 0.25
-    return interruptions_per_hour(share)
+    return interruptions_per_hour(spot_advisor.bucket_share(AWS_SPOT_BUCKETS[bucket]))
 
 
 def spot_time_factor(rate_per_hour: float, checkpoint_hours: float, restart_hours: float) -> float:

@@ -29,6 +29,7 @@ from gacost.pricing.snapshot import (
     write_offers_csv,
     write_rejections_csv,
 )
+from gacost.pricing.sources import SOURCES
 
 CACHE_DIR_ENV = "GACOST_CACHE_DIR"
 HOME_ENV = "GACOST_HOME"
@@ -141,6 +142,8 @@ class PriceCache:
 
     def read(self, name: str) -> CachedPrices | None:
         """The cached prices of ``name``; None if absent; :class:`DataError` if corrupt."""
+        if SOURCES.get(name) is not None and SOURCES[name].kind != "offers":
+            return None  # not an offer table
         path = self.path(name)
         if not path.is_file():
             return None
@@ -157,6 +160,10 @@ class PriceCache:
         except ValueError:
             raise DataError(f"{path}: fetched_at is not an ISO time; {self.fix(name)}") from None
         return CachedPrices(name, tuple(offers), fetched_at, path)
+
+    def risk_path(self) -> Path:
+        """The parsed AWS spot advisor rates (:mod:`pricing.spot_advisor`)."""
+        return self.root / "aws-spot-advisor.json"
 
     def rejected_path(self, name: str) -> Path:
         """The rows the quality rules rejected in the last fetch of ``name``."""

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta, timezone
 
 from gacost.base.errors import DataError
 from gacost.base.records import Offer
+from gacost.pricing import spot_advisor
 from gacost.pricing.cache import PriceCache, format_age, format_timestamp, parse_timestamp
 from gacost.pricing.snapshot import PriceTable
 from gacost.pricing.sources import SOURCES
@@ -78,7 +79,25 @@ def load_freshest(
             f"({format_age(max_age)}); "
             "`gacost prices --refresh` fetches current rates"
         )
-    return table_of(used, snapshot, now)
+    return with_spot_risk(table_of(used, snapshot, now), cache, now, warn)
+
+
+def with_spot_risk(table: PriceTable, cache: PriceCache, now: datetime, warn: Warn) -> PriceTable:
+    """``table`` with the cached AWS spot advisor rates on its AWS spot offers, if any."""
+    try:
+        risk = spot_advisor.read_risk(cache.risk_path())
+    except DataError as exc:
+        warn(f"{spot_advisor.NAME}: {exc}; spot costs use the job's spot_allowance")
+        return table
+    if risk is None:
+        return table
+    offers = spot_advisor.apply_rates(table.offers, risk)
+    rated = sum(1 for o in offers if o.interruption_per_hour is not None)
+    if not rated:
+        return table
+    age = format_age(now - parse_timestamp(risk.fetched_at))
+    source = f"{table.source}; AWS Spot Instance Advisor ({rated} aws spot offers; {age} old)"
+    return PriceTable(offers=offers, source=source, as_of=table.as_of)
 
 
 def cached_parts(

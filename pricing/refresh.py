@@ -29,13 +29,14 @@ from pathlib import Path
 import httpx
 
 from gacost.base.errors import GacostError, PricingError, UnknownNameError, did_you_mean
-from gacost.pricing import http
+from gacost.pricing import fetch_spot_advisor, http, spot_advisor
 from gacost.pricing.cache import (
     CachedPrices,
     PriceCache,
     format_age,
     format_timestamp,
     parse_age,
+    parse_timestamp,
 )
 from gacost.pricing.combine import SNAPSHOT, Part, Warn, describe, merge, snapshot_time
 from gacost.pricing.fetching import FetchContext, FetchResult
@@ -43,8 +44,10 @@ from gacost.pricing.quality import FLAGGED, review_offers
 from gacost.pricing.registry import FETCHERS
 from gacost.pricing.snapshot import PriceTable, write_snapshot
 from gacost.pricing.sources import SOURCES, default_sources
+from gacost.pricing.spot_advisor import SpotRisk
 
 FETCHED, FRESH, SKIPPED, FAILED = "fetched", "fresh", "skipped", "failed"
+Fetched = FetchResult | SpotRisk | GacostError
 REJECTED = "rejected"
 DEADLINE_ENV = "GACOST_REFRESH_DEADLINE"
 DEFAULT_DEADLINE_S = 60.0
@@ -130,13 +133,15 @@ class Refresher:
         Returns the summary lines.
         """
         parts, failures, lines = [], [], []
-        wanted = [n for n in names if not self._skip_keyless(n)]
+        wanted = [n for n in names if SOURCES[n].kind == "offers" and not self._skip_keyless(n)]
         with self._client() as client:
             results = self._fetch_all(client, wanted)
         for name in wanted:
             result = results[name]
             if isinstance(result, GacostError):
                 failures.append(f"{name}: {result}")
+                continue
+            if not isinstance(result, FetchResult):  # only offer sources are exported
                 continue
             lines.append(self._summary(name, result))
             info = SOURCES[name]
@@ -160,6 +165,8 @@ class Refresher:
         """The outcome of a source that is skipped or fresh; None when it must be fetched."""
         if self._skip_keyless(name):
             return Outcome(name, SKIPPED)
+        if SOURCES[name].kind == "risk":
+            return self._risk_fresh(name, max_age)
         cached = self._readable_cache(name)
         if cached is not None and cached.age(self.now) <= max_age:
             message = (
@@ -170,20 +177,41 @@ class Refresher:
             return Outcome(name, FRESH, len(cached.offers), message=message)
         return None
 
+    def _risk_fresh(self, name: str, max_age: timedelta) -> Outcome | None:
+        try:
+            risk = spot_advisor.read_risk(self.cache.risk_path())
+        except GacostError:
+            return None
+        if risk is None:
+            return None
+        age = max(timedelta(0), self.now - parse_timestamp(risk.fetched_at))
+        if age > max_age:
+            return None
+        message = f"{name}: cached rates are {format_age(age)} old; not fetched"
+        self.note(message)
+        return Outcome(name, FRESH, len(risk.rates), message=message)
+
     def _fetch_all(
         self, client: httpx.Client, names: Sequence[str]
-    ) -> dict[str, FetchResult | GacostError]:
+    ) -> dict[str, Fetched]:
         """Fetch ``names`` in daemon threads; whatever is not done by the deadline failed."""
         deadline = http.Deadline.after(self.deadline_s)
         policy = replace(self.policy, deadline=deadline)
-        results: dict[str, FetchResult | GacostError] = {}
+        results: dict[str, Fetched] = {}
         lock = threading.Lock()
 
         def work(name: str) -> None:
+            outcome: Fetched
             try:
-                outcome: FetchResult | GacostError = self._fetch(client, name, policy)
+                if SOURCES[name].kind == "risk":
+                    ctx = FetchContext(now=self.now, env=self.env, policy=policy)
+                    outcome = fetch_spot_advisor.fetch(client, ctx)
+                else:
+                    outcome = self._fetch(client, name, policy)
             except GacostError as exc:
                 outcome = exc
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                outcome = PricingError(f"unexpected response ({type(exc).__name__}: {exc})")
             with lock:
                 results[name] = outcome
 
@@ -202,8 +230,10 @@ class Refresher:
                 )
         return done
 
-    def _store(self, name: str, result: FetchResult | GacostError) -> Outcome:
+    def _store(self, name: str, result: Fetched) -> Outcome:
         """Write a fetched table into the cache unless it failed or lost too many offers."""
+        if isinstance(result, SpotRisk):
+            return self._store_risk(name, result)
         cached = self._readable_cache(name)
         if not isinstance(result, GacostError):
             shrink = None if self.force else self._shrunk(name, result, cached)
@@ -225,6 +255,21 @@ class Refresher:
         message = self._summary(name, result)
         self.note(message)
         return Outcome(name, FETCHED, len(result.offers), result.dropped, message)
+
+    def _store_risk(self, name: str, risk: SpotRisk) -> Outcome:
+        try:
+            spot_advisor.write_risk(self.cache.risk_path(), risk)
+        except OSError as exc:
+            message = f"{name}: cannot write {self.cache.risk_path()} ({exc})"
+            self.warn(message)
+            return Outcome(name, FAILED, message=message)
+        regions = len({r for r, _ in risk.rates})
+        message = (
+            f"{name}: interruption buckets of {len(risk.rates)} instance types x regions "
+            f"({regions} regions) from {SOURCES[name].label}"
+        )
+        self.note(message)
+        return Outcome(name, FETCHED, len(risk.rates), message=message)
 
     def _shrunk(self, name: str, result: FetchResult, cached: CachedPrices | None) -> str | None:
         """Why ``result`` is too small to replace what is used now; None when it is not."""

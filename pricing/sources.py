@@ -38,6 +38,7 @@ class SourceInfo:
     supersedes: tuple[str, ...] = ()
     partial: bool = False
     notes: str = ""
+    kind: str = "offers"  # "offers", or "risk": interruption rates added to other offers
 
 
 def _catalog(cloud: str) -> SourceInfo:
@@ -77,6 +78,15 @@ SOURCES: dict[str, SourceInfo] = {
         partial=True,
         notes="per-region EC2 CSV (hundreds of MB, streamed), on-demand only; "
         "regions: $GACOST_AWS_REGIONS (default us-east-1); opt-in with --source aws-bulk",
+    ),
+    "aws-spot-advisor": SourceInfo(
+        name="aws-spot-advisor",
+        label="AWS Spot Instance Advisor",
+        providers=("aws",),
+        priority=FIRST_PARTY_PRIORITY,
+        kind="risk",
+        notes="spot-bid-advisor.s3.amazonaws.com: interruption bucket per AWS instance type "
+        "and region, for risk-adjusted spot costs",
     ),
     "lambda": SourceInfo(
         name="lambda",

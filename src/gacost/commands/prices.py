@@ -15,7 +15,13 @@ from tabulate import tabulate
 from gacost.base.errors import DataError
 from gacost.base.records import Offer
 from gacost.commands.inputs import note, price_table, warn
-from gacost.pricing.cache import PriceCache, format_age, max_age_from_env, parse_age
+from gacost.pricing.cache import (
+    PriceCache,
+    format_age,
+    max_age_from_env,
+    parse_age,
+    parse_timestamp,
+)
 from gacost.pricing.select import parse_gpu_query, select_offers
 from gacost.pricing.snapshot import (
     PriceTable,
@@ -24,6 +30,7 @@ from gacost.pricing.snapshot import (
     read_rejections_file,
 )
 from gacost.pricing.sources import SOURCES
+from gacost.pricing.spot_advisor import read_risk
 from gacost.reports.formats import Column, plain, rows_csv, table_text
 
 
@@ -242,6 +249,12 @@ def _key_state(key_env: str | None) -> str:
 
 def _cache_state(cache: PriceCache, name: str, now: datetime, max_age: timedelta) -> str:
     try:
+        if SOURCES[name].kind == "risk":
+            risk = read_risk(cache.risk_path())
+            if risk is None:
+                return "none"
+            age = max(timedelta(0), now - parse_timestamp(risk.fetched_at))
+            return f"{format_age(age)} old" + (" (stale)" if age > max_age else "")
         cached = cache.read(name)
     except DataError:
         return "corrupt"
@@ -258,11 +271,16 @@ def _offer_row(o: Offer) -> dict[str, Any]:
         "per_gpu_hour": _round(o.per_gpu_hour), "spot_per_gpu_hour": _round(_spot_per_gpu(o)),
         "gpu_memory_gib": o.gpu_memory_gib, "vcpus": o.vcpus, "ram_gib": o.ram_gib,
         "source": o.source, "fetched_at": o.fetched_at,
+        "interruptions_per_hour": o.interruption_per_hour,
     }  # fmt: skip
 
 
 def _money(v: Any) -> str:
     return "" if v is None else f"{v:.3f}"
+
+
+def _rate(v: Any) -> str:
+    return "" if v is None else f"{v:.5f}"
 
 
 def _count(v: Any) -> str:
@@ -288,8 +306,8 @@ REJECTED_COLUMNS: list[Column] = [
 ]  # fmt: skip
 WIDE_EXTRA: list[Column] = [
     ("gpu_memory_gib", "GiB/GPU", _count), ("vcpus", "vCPUs", _count),
-    ("ram_gib", "RAM GiB", _count), ("source", "source", plain),
-    ("fetched_at", "fetched", plain),
+    ("ram_gib", "RAM GiB", _count), ("interruptions_per_hour", "spot int./h", _rate),
+    ("source", "source", plain), ("fetched_at", "fetched", plain),
 ]  # fmt: skip
 # Cell widths of the default table (longer names end in "~"; --wide shows them whole).
 _SHORT = {"gpu": 14, "provider": 14, "region": 18, "instance": 26}
