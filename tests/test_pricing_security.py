@@ -22,6 +22,7 @@ from pricing_helpers import (
     drip,
     fast_policy,
     fixture_text,
+    full_catalog_text,
     isolate,
     redirect_to,
     send_body,
@@ -197,3 +198,43 @@ def test_a_catalog_cut_at_a_line_boundary_does_not_replace_the_cache(ca: trustme
         (forced,) = _refresher(ca, env, 30, 2, force=True).refresh(["skypilot-aws"], timedelta(0))
     assert forced.status == FETCHED and forced.offers == second.offers
     assert PriceCache().path("skypilot-aws").read_bytes() != before
+
+
+def test_every_source_runs_end_to_end_against_a_local_https_server(ca: trustme.CA) -> None:
+    """Each fetcher's URL variable points it at 127.0.0.1; real-shaped payloads, real TLS."""
+    pages: dict[str, str] = {}
+
+    def azure(handler: BaseHTTPRequestHandler) -> None:
+        page = "2" if "skip=1000" in handler.path else "1"
+        send_body(pages[page].encode("utf-8"))(handler)
+
+    routes = {
+        "/v8/lambda/vms.csv": send_body(full_catalog_text("lambda").encode("utf-8")),
+        "/v8/nebius/vms.csv": send_body(full_catalog_text("nebius").encode("utf-8")),
+        "/vast": _json("vast_bundles.json"),
+        "/azure": azure,
+        "/lambda": _json("lambda_instance_types.json"),
+        "/aws/us-east-1/index.csv": send_body(fixture_text("aws_bulk_us-east-1.csv").encode()),
+        "/advisor.json": _json("aws_spot_advisor.json"),
+    }
+    with TlsServer(ca, routes) as server:
+        first = fixture_text("azure_retail_page1.json")
+        link = "https://prices.azure.com:443/api/retail/prices"
+        pages["1"] = first.replace(link, f"{server.url}/azure")
+        pages["2"] = fixture_text("azure_retail_page2.json")
+        env = {
+            BASE_URL_ENV: server.url,
+            fetch_vast.URL_ENV: f"{server.url}/vast",
+            "GACOST_AZURE_URL": f"{server.url}/azure",
+            fetch_lambda.URL_ENV: f"{server.url}/lambda",
+            "LAMBDA_API_KEY": SECRET,
+            "GACOST_AWS_BULK_URL": server.url + "/aws/{region}/index.csv",
+            "GACOST_AWS_SPOT_ADVISOR_URL": f"{server.url}/advisor.json",
+        }
+        names = ["skypilot-lambda", "skypilot-nebius", "vast", "azure", "lambda", "aws-bulk",
+                 "aws-spot-advisor"]  # fmt: skip
+        outcomes = _refresher(ca, env, 30).refresh(names, timedelta(0))
+    assert {o.name: o.status for o in outcomes} == dict.fromkeys(names, FETCHED)
+    assert all(o.offers > 0 for o in outcomes)
+    paths = {s.path.split("?")[0] for s in server.seen}
+    assert paths == set(routes)  # every source went to the local server, nowhere else
