@@ -97,7 +97,7 @@ def with_spot_risk(table: PriceTable, cache: PriceCache, now: datetime, warn: Wa
         return table
     age = format_age(now - parse_timestamp(risk.fetched_at))
     source = f"{table.source}; AWS Spot Instance Advisor ({rated} aws spot offers; {age} old)"
-    return PriceTable(offers=offers, source=source, as_of=table.as_of)
+    return replace(table, offers=offers, source=source)
 
 
 def cached_parts(

@@ -47,6 +47,7 @@ class PriceTable:
     offers: tuple[Offer, ...]
     source: str
     as_of: str
+    sources: tuple[str, ...] = ()  # every source label in full (``source`` may summarise)
 
 
 # --- reading -------------------------------------------------------------------------
@@ -279,7 +280,23 @@ def load_snapshot(folder: Traversable | None = None) -> PriceTable:
     as_of, sources, rows = _read_meta(_read_resource(meta_file), str(meta_file))
     if rows != len(offers):
         raise DataError(f"{meta_file}: says {rows} rows but {csv_file} has {len(offers)}; {_FIX}")
-    return PriceTable(offers=tuple(offers), source="; ".join(sources), as_of=as_of)
+    return PriceTable(
+        offers=tuple(offers), source=summarize_sources(sources), as_of=as_of,
+        sources=tuple(sources),
+    )  # fmt: skip
+
+
+def summarize_sources(labels: Sequence[str]) -> str:
+    """One short line for many catalog labels: ``skypilot-catalog v8 (aws, gcp, ...)``;
+    the commits stay in ``snapshot.json`` and ``SOURCES.md``."""
+    groups: dict[str, list[str]] = {}
+    for label in labels:
+        head, sep, tail = label.partition(" v8 ")
+        if sep:
+            groups.setdefault(f"{head} v8", []).append(tail.split("@")[0])
+        else:
+            groups.setdefault(label, [])
+    return "; ".join(f"{h} ({', '.join(c)})" if c else h for h, c in groups.items())
 
 
 def _embedded_prices() -> Traversable:

@@ -238,7 +238,8 @@ def test_json_format_carries_the_rows_and_the_sources(
 ) -> None:
     code, out, _ = _run(capsys, "--gpu", "L4", "--provider", "gcp", "--format", "json")
     data = json.loads(out)
-    assert code == 0 and data["as_of"] == "2026-12-02" and "gcp@" in data["source"]
+    assert code == 0 and data["as_of"] == "2026-12-02"
+    assert any("gcp@" in label for label in data["sources"])
     code, csv_out, _ = _run(capsys, "--gpu", "L4", "--provider", "gcp", "--format", "csv")
     assert len(data["offers"]) == len(_csv(csv_out))
     assert {o["provider"] for o in data["offers"]} == {"gcp"}

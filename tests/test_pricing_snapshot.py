@@ -137,7 +137,9 @@ def test_load_snapshot_from_folder_checks_metadata(tmp_path: Path) -> None:
 def test_committed_snapshot_loads_with_the_main_gpus() -> None:
     table = load_snapshot()
     assert table.as_of == "2026-12-02"
-    assert "skypilot-catalog v8 aws@e385a0d3" in table.source
+    assert "skypilot-catalog v8 aws@e385a0d3" in table.sources
+    assert table.source.startswith("skypilot-catalog v8 (aws, cudo, daytona, gcp, ")
+    assert len(table.source) < 250  # the report's prices line stays readable
     on_demand = [o for o in table.offers if o.price_hour is not None]
     gpus = {o.gpu for o in on_demand}
     for name in ("T4", "L4", "A10G", "H200-SXM", "L40S"):
@@ -155,7 +157,7 @@ def test_committed_snapshot_is_reproducible_from_the_fixtures() -> None:
     table = load_snapshot()
     offers, summaries, _ = build_snapshot.build(FIXTURES / "full", table.as_of)
     assert tuple(offers) == table.offers
-    assert "; ".join(s.label for s in summaries) == table.source
+    assert tuple(s.label for s in summaries) == table.sources
 
 
 def test_build_snapshot_main(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

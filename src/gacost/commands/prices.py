@@ -337,7 +337,10 @@ def _render(
     if args.format == "csv":
         return rows_csv(rows).rstrip("\n")
     if args.format == "json":
-        meta = {"as_of": table.as_of, "source": table.source, "what": what}
+        meta = {
+            "as_of": table.as_of, "source": table.source,
+            "sources": list(table.sources) or [table.source], "what": what,
+        }  # fmt: skip
         return json.dumps({**meta, "offers": rows}, indent=2)
     shown = columns + WIDE_EXTRA if args.wide else columns
     text = table_text([_short_row(r, args.wide) for r in rows], shown)
