@@ -216,13 +216,15 @@ def _with_retries(attempt: Callable[[], T], policy: HttpPolicy, what: str) -> T:
             return False
         if exc.after is not None and exc.after > policy.max_wait_s:
             return False
-        wait = _backoff(policy, 1, exc.after)
-        return policy.deadline is None or policy.deadline.left() > wait
+        return policy.deadline is None or policy.deadline.left() > 0
 
     def wait(state: tenacity.RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
         after = exc.after if isinstance(exc, _Retry) else None
-        return _backoff(policy, state.attempt_number, after)
+        seconds = _backoff(policy, state.attempt_number, after)
+        if policy.deadline is not None:  # never sleep past the deadline
+            seconds = min(seconds, max(policy.deadline.left(), 0.0))
+        return seconds
 
     retrying = tenacity.Retrying(
         stop=tenacity.stop_after_attempt(policy.tries),
