@@ -388,10 +388,14 @@ def _make_offer(
     if gpu is None:
         report.dropped[NOT_A_GPU] += 1
         return None
+    price, spot = host.price, host.spot
     if not host.region:
         report.dropped[NO_REGION] += 1
+        report.rejections.append(Rejection(Offer(
+            provider, "", instance, gpu, count, gpu_row.gpu_memory_gib, host.vcpus,
+            host.ram_gib, price, spot, source, fetched_at,
+        ), NO_REGION, DROPPED))  # fmt: skip
         return None
-    price, spot = host.price, host.spot
     suspect = host is not gpu_row and _on_demand_below_spot(gpu_row)
     if host is not gpu_row:
         price, spot = _add(host.price, gpu_row.price), _add(host.spot, gpu_row.spot)
@@ -455,7 +459,26 @@ def _gcp_offers(
         elif offer is not None:
             zonal.append(_Zonal(host.zone, offer))
     _add_count(report.dropped, GCP_GPU_UNMATCHED, len(gpus) - len(used))
+    for key, row in gpus.items():
+        if key not in used:
+            report.rejections.append(
+                Rejection(_gpu_row_offer(key, row, provider, source, fetched_at),
+                          GCP_GPU_UNMATCHED, DROPPED)
+            )  # fmt: skip
     return zonal
+
+
+def _gpu_row_offer(
+    key: _GpuKey, row: _Row, provider: str, source: str, fetched_at: str
+) -> Offer:
+    """A GCP GPU-only row as an offer of its GPU part alone, to list it as dropped."""
+    zone, accelerator, count = key
+    gpu = canonical_gpu(accelerator, memory_gib=row.gpu_memory_gib) or accelerator
+    return Offer(
+        provider, row.region, f"{count}x{accelerator} (GPU part only, no host row in {zone})",
+        gpu, float(count), row.gpu_memory_gib, None, None, row.price, row.spot, source,
+        fetched_at,
+    )
 
 
 def _gcp_split(
@@ -558,6 +581,7 @@ def _collapse_zones(zonal: list[_Zonal], provider: str, report: _Report) -> list
         merged = _merge_zones(items, provider, report)
         if merged.price_hour is None and merged.spot_hour is None:
             report.dropped[NO_PRICE] += len(items)
+            report.rejections.append(Rejection(merged, NO_PRICE, DROPPED))
             continue
         offers.append(merged)
     return offers
