@@ -226,7 +226,7 @@ class Refresher:
             if name not in done:
                 done[name] = PricingError(
                     f"not done within the refresh deadline of {self.deadline_s:g} s "
-                    f"(${DEADLINE_ENV})"
+                    f"(raise it with --deadline or ${DEADLINE_ENV})"
                 )
         return done
 
