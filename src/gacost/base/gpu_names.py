@@ -33,8 +33,12 @@ _NOT_GPU = re.compile(
 
 # Packaging words that do not change the chip of a GPU outside a family ("L4_PCIE",
 # "RTX5090_PCIE_BAREMETAL", "A6000_PCIE_LOW_RAM", "RTXPRO6000-WK", "RTX PRO 6000 96GB").
-_PACKAGING_WORDS = frozenset({"PCIE", "BAREMETAL", "HIGH", "PERF", "LOW", "RAM", "WS", "WK"})
-_MEMORY_WORD = re.compile(r"^\d{2,3}G(B)?$")
+# For GPUs outside a family there is one variant, so "B200 SXM6" (Lambda) is the B200 and
+# "GH200 Superchip" the GH200.
+_PACKAGING_WORDS = frozenset(
+    {"PCIE", "BAREMETAL", "HIGH", "PERF", "LOW", "RAM", "WS", "WK", "SUPERCHIP"}
+)
+_MEMORY_WORD = re.compile(r"^(\d{2,3}G(B)?|SXM\d*)$")
 
 _DEFAULT_FORM = "SXM"
 
