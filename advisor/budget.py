@@ -38,6 +38,7 @@ from gacost.advisor.planner import (
 )
 from gacost.advisor.recommend import estimate_job, run_group
 from gacost.advisor.split_estimates import SplitEstimate
+from gacost.base import durations
 from gacost.base.errors import InfeasibleError
 from gacost.base.job import Job
 from gacost.base.profile import Profile
@@ -184,14 +185,4 @@ def best_by_pricing(bp: BudgetPlan, pricing: str) -> BudgetRow | None:
 
 def parse_hours(text: str) -> float:
     """``12h``, ``90m``, ``1.5d``, ``45s`` or a bare number of hours -> hours (> 0)."""
-    value = text.strip().lower()
-    scale = {"s": 1 / 3600, "m": 1 / 60, "h": 1.0, "d": 24.0}.get(value[-1:], None)
-    number = value[:-1] if scale is not None else value
-    try:
-        hours = float(number) * (scale if scale is not None else 1.0)
-    except ValueError:
-        raise ValueError(
-            f"expected a duration like 12h, 90m, 1.5d or hours, got {text!r}") from None
-    if not math.isfinite(hours) or hours <= 0:
-        raise ValueError(f"must be a positive duration, got {text!r}")
-    return hours
+    return durations.parse_hours(text)  # the one duration parser (gacost.base.durations)

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from gacost.advisor import offer_costs
 from gacost.advisor.split_estimates import Source, SplitEstimate
 from gacost.base.errors import InfeasibleError
 from gacost.base.records import Offer
@@ -186,8 +187,10 @@ class Plan:
 
     @property
     def gpu_hours(self) -> float:
-        """Instance-hours of all runs (allowance included)."""
-        return sum(g.group.runs * self.wall_hours_per_run(g) for g in self.groups)
+        """Billed instance-hours of all runs (allowance, billing minimum and step included)."""
+        terms = offer_costs.terms_for(self.offer.provider)
+        return sum(g.group.runs * offer_costs.billed_hours(self.wall_hours_per_run(g), terms)
+                   for g in self.groups)
 
     @property
     def cost(self) -> float:
@@ -299,7 +302,10 @@ def candidate_plans(
             continue
         runs = tuple(GroupRun(g, e) for g, e in chosen if e is not None)
         for pricing, rate in _price_options(offer, limits.spot):
-            allowance = limits.spot_allowance if pricing == "spot" else 0.0
+            allowance = 0.0 if pricing != "spot" else offer_costs.spot_allowance(
+                offer.interruption_per_hour, default=limits.spot_allowance,
+                checkpoint_hours=offer_costs.checkpoint_hours(runs[0].seconds_per_update),
+                restart_hours=offer_costs.terms_for(offer.provider).startup_s / 3600.0)
             plans.append(Plan(offer, pricing, rate, runs, allowance, limits.parallel))
     return plans, missing
 

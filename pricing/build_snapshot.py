@@ -3,10 +3,12 @@
     python -m gacost.pricing.build_snapshot [--from DIR] [--out data/prices] [--as-of YYYY-MM-DD]
 
 ``DIR`` holds one folder per cloud, ``skypilot_<cloud>/vms_v8_gpu_sample.csv`` or
-``<cloud>/vms.csv``. The catalog commit of each cloud comes from ``DIR/sources.json``
-(``{"aws": {"repo": "...", "commit": "..."}}``) or, failing that, from
-:data:`KNOWN_SOURCES`. Every catalog is parsed, quality-checked, and the result written
-to ``OUT/snapshot.csv`` and ``OUT/snapshot.json`` atomically, with a summary per source.
+``<cloud>/vms.csv``; other CSVs of the same header in a ``<cloud>/`` folder are appended
+(``gcp/host_vms.csv``: the host rows GCP's GPU rows are joined with). The catalog commit
+of each cloud comes from ``DIR/sources.json`` (``{"aws": {"repo": "...", "commit": "..."}}``)
+or, failing that, from :data:`KNOWN_SOURCES`. Every catalog is parsed, quality-checked,
+and the result written to ``OUT/snapshot.csv`` and ``OUT/snapshot.json`` atomically, with
+a summary per source.
 """
 
 from __future__ import annotations
@@ -15,17 +17,18 @@ import argparse
 import datetime as dt
 import json
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from gacost.base.errors import DataError, GacostError
 from gacost.base.records import Offer
-from gacost.pricing.quality import check_offers
+from gacost.pricing.quality import Rejection, review_offers
 from gacost.pricing.skypilot import parse_catalog
 from gacost.pricing.snapshot import write_snapshot
 
-DEFAULT_FROM = Path("tests/fixtures/pricing")
+DEFAULT_FROM = Path("tests/fixtures/pricing/full")
 DEFAULT_OUT = Path("data/prices")
 UPSTREAM_REPO = "skypilot-org/skypilot-catalog"
 _CATALOG_FILES = ("vms.csv", "vms_v8_gpu_sample.csv")
@@ -94,24 +97,47 @@ def read_sources(root: Path) -> dict[str, tuple[str, str]]:
     return sources
 
 
-def build(root: Path, as_of: str) -> tuple[list[Offer], list[SourceSummary]]:
-    """Parse and check every catalog under ``root``; offers sorted, one summary per cloud."""
+def build(
+    root: Path, as_of: str
+) -> tuple[list[Offer], list[SourceSummary], list[Rejection]]:
+    """Parse every catalog under ``root`` and check all of them together (the market spread
+    compares providers); offers sorted, one summary per cloud, every rejection."""
     sources = read_sources(root)
-    offers: list[Offer] = []
-    summaries = []
+    parsed_all = []
     for cloud, path in find_catalogs(root):
         repo, commit = sources.get(cloud, (UPSTREAM_REPO, ""))
         label = source_label(cloud, repo, commit)
-        parsed = parse_catalog(_read(path), cloud, source=label, fetched_at=as_of)
-        kept, quality = check_offers(parsed.offers)
-        offers += kept
+        parsed = parse_catalog(read_catalog(path), cloud, source=label, fetched_at=as_of)
+        parsed_all.append((cloud, label, parsed))
+    report = review_offers([o for _, _, p in parsed_all for o in p.offers])
+    rejections = [r for _, _, p in parsed_all for r in p.rejections] + report.rejections
+    summaries = []
+    for cloud, label, parsed in parsed_all:
+        kept = sum(1 for o in report.kept if o.provider == cloud)
+        quality = Counter(r.reason for r in report.rejections if r.offer.provider == cloud)
         summaries.append(
             SourceSummary(
-                cloud, label, parsed.rows, len(kept), parsed.dropped, quality, parsed.adjusted
+                cloud, label, parsed.rows, kept, parsed.dropped, dict(quality), parsed.adjusted
             )
         )
-    offers.sort(key=lambda o: (o.provider, o.gpu, o.instance_type, o.region))
-    return offers, summaries
+    offers = sorted(report.kept, key=lambda o: (o.provider, o.gpu, o.instance_type, o.region))
+    return offers, summaries, rejections
+
+
+def read_catalog(path: Path) -> str:
+    """``path``'s text plus the rows of the other CSVs beside it that share its header."""
+    text = _read(path)
+    if path.name != "vms.csv":
+        return text
+    header = text.split("\n", 1)[0].rstrip("\r")
+    for extra in sorted(path.parent.glob("*.csv")):
+        if extra == path:
+            continue
+        head, _, rows = _read(extra).partition("\n")
+        if head.rstrip("\r") != header:
+            raise DataError(f"{extra}: its header differs from {path}'s; fix or remove it")
+        text = text.rstrip("\r\n") + "\n" + rows
+    return text
 
 
 def _read(path: Path) -> str:
@@ -160,8 +186,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Build the snapshot, print the per-source summary; 1 on a gacost error."""
     args = _parse_args(argv)
     try:
-        offers, summaries = build(args.source, args.as_of)
-        write_snapshot(args.out, offers, as_of=args.as_of, sources=[s.label for s in summaries])
+        offers, summaries, rejections = build(args.source, args.as_of)
+        write_snapshot(
+            args.out,
+            offers,
+            as_of=args.as_of,
+            sources=[s.label for s in summaries],
+            rejected=rejections,
+        )
     except GacostError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -1,7 +1,7 @@
 """The price cache: one snapshot-format CSV per source under the user cache directory.
 
 Location: ``$GACOST_CACHE_DIR``, else ``$GACOST_HOME/cache``, else the platform cache
-directory (``$XDG_CACHE_HOME/gacost`` or ``~/.cache/gacost`` on Linux,
+directory from platformdirs (``$XDG_CACHE_HOME/gacost`` or ``~/.cache/gacost`` on Linux,
 ``~/Library/Caches/gacost`` on macOS, ``%LOCALAPPDATA%\\gacost\\Cache`` on Windows).
 Files are ``<dir>/prices/<source>.csv`` in the format of :mod:`pricing.snapshot`; every
 row carries its ``source`` and its ``fetched_at`` time (ISO 8601, UTC), so a cache file is
@@ -12,60 +12,54 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import platformdirs
+
+from gacost.base.durations import parse_duration
 from gacost.base.errors import DataError
 from gacost.base.records import Offer
-from gacost.pricing.snapshot import SNAPSHOT_FIX, read_offers_csv, write_offers_csv
+from gacost.pricing.quality import Rejection
+from gacost.pricing.snapshot import (
+    SNAPSHOT_FIX,
+    read_offers_csv,
+    write_offers_csv,
+    write_rejections_csv,
+)
+from gacost.pricing.sources import SOURCES
 
 CACHE_DIR_ENV = "GACOST_CACHE_DIR"
 HOME_ENV = "GACOST_HOME"
 MAX_AGE_ENV = "GACOST_PRICE_MAX_AGE"
 DEFAULT_MAX_AGE = timedelta(hours=24)
+CLOCK_SKEW = timedelta(minutes=5)  # a cache stamped further ahead than this is stale
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-_AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
-_UNITS = {"s": 1, "m": 60, "h": 3600, "": 3600, "d": 86400, "w": 604800}
 
 
 # --- where -----------------------------------------------------------------------------
 
 
-def cache_dir(env: Mapping[str, str] | None = None, platform: str | None = None) -> Path:
-    """The gacost cache directory (it may not exist yet)."""
+def cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The gacost cache directory (it may not exist yet): ``$GACOST_CACHE_DIR``, else
+    ``$GACOST_HOME/cache``, else platformdirs' user cache directory for ``gacost``."""
     env = os.environ if env is None else env
     if env.get(CACHE_DIR_ENV):
         return Path(env[CACHE_DIR_ENV]).expanduser()
     if env.get(HOME_ENV):
         return Path(env[HOME_ENV]).expanduser() / "cache"
-    return _platform_cache_dir(env, platform or sys.platform)
-
-
-def _platform_cache_dir(env: Mapping[str, str], platform: str) -> Path:
-    home = Path(env.get("HOME") or Path.home())
-    if platform == "darwin":
-        return home / "Library" / "Caches" / "gacost"
-    if platform.startswith("win"):
-        base = env.get("LOCALAPPDATA") or str(home / "AppData" / "Local")
-        return Path(base) / "gacost" / "Cache"
-    xdg = env.get("XDG_CACHE_HOME", "")
-    base_dir = Path(xdg) if xdg and Path(xdg).is_absolute() else home / ".cache"
-    return base_dir / "gacost"
+    return Path(platformdirs.user_cache_dir("gacost", appauthor=False))
 
 
 # --- ages and times ----------------------------------------------------------------------
 
 
-def parse_age(text: str) -> timedelta:
-    """``"90s"``, ``"30m"``, ``"24h"``, ``"7d"``, ``"2w"``; a bare number is hours."""
-    match = _AGE.match(text)
-    if not match:
-        raise ValueError(f"expected an age like 30m, 24h or 7d, got {text!r}")
-    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2).lower()])
+def parse_age(text: str, *, default_unit: str = "h") -> timedelta:
+    """An age or deadline: :func:`gacost.base.durations.parse_duration` (zero allowed)."""
+    return parse_duration(text, default_unit=default_unit)
 
 
 def max_age_from_env(env: Mapping[str, str] | None = None) -> timedelta:
@@ -98,6 +92,8 @@ def format_timestamp(when: datetime) -> str:
 
 def format_age(age: timedelta) -> str:
     """A short human age: ``"under a minute"``, ``"12 min"``, ``"5 h"``, ``"3 days"``."""
+    if age == timedelta.max:
+        return "of unknown age (stamped in the future)"
     seconds = max(0.0, age.total_seconds())
     if seconds < 60:
         return "under a minute"
@@ -120,8 +116,15 @@ class CachedPrices:
     fetched_at: datetime
     path: Path
 
+    def in_future(self, now: datetime) -> bool:
+        """True when stamped later than ``now`` (beyond :data:`CLOCK_SKEW`): a clock or a
+        file that cannot be trusted, so the entry counts as stale."""
+        return self.fetched_at - now > CLOCK_SKEW
+
     def age(self, now: datetime) -> timedelta:
-        """How old the prices are at ``now`` (never negative)."""
+        """How old the prices are at ``now``; "forever" when stamped in the future."""
+        if self.in_future(now):
+            return timedelta.max
         return max(timedelta(0), now - self.fetched_at)
 
 
@@ -139,6 +142,8 @@ class PriceCache:
 
     def read(self, name: str) -> CachedPrices | None:
         """The cached prices of ``name``; None if absent; :class:`DataError` if corrupt."""
+        if SOURCES.get(name) is not None and SOURCES[name].kind != "offers":
+            return None  # not an offer table
         path = self.path(name)
         if not path.is_file():
             return None
@@ -156,11 +161,21 @@ class PriceCache:
             raise DataError(f"{path}: fetched_at is not an ISO time; {self.fix(name)}") from None
         return CachedPrices(name, tuple(offers), fetched_at, path)
 
-    def write(self, name: str, offers: Sequence[Offer]) -> Path:
-        """Replace the cache file of ``name`` atomically; the old file stays on failure."""
+    def risk_path(self) -> Path:
+        """The parsed AWS spot advisor rates (:mod:`pricing.spot_advisor`)."""
+        return self.root / "aws-spot-advisor.json"
+
+    def rejected_path(self, name: str) -> Path:
+        """The rows the quality rules rejected in the last fetch of ``name``."""
+        return self.path(name).with_suffix(".rejected.csv")
+
+    def write(self, name: str, offers: Sequence[Offer], rejected: Sequence[Rejection] = ()) -> Path:
+        """Replace the cache file of ``name`` (and its rejected rows) atomically; the old
+        file stays on failure."""
         path = self.path(name)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            write_rejections_csv(self.rejected_path(name), rejected)
             write_offers_csv(path, offers)
         except OSError as exc:
             raise DataError(

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta, timezone
 
 from gacost.base.errors import DataError
 from gacost.base.records import Offer
+from gacost.pricing import spot_advisor
 from gacost.pricing.cache import PriceCache, format_age, format_timestamp, parse_timestamp
 from gacost.pricing.snapshot import PriceTable
 from gacost.pricing.sources import SOURCES
@@ -63,7 +64,7 @@ def load_freshest(
 ) -> PriceTable:
     """The combined table; warnings go to ``warn``, one line each."""
     snap_time = snapshot_time(snapshot)
-    parts, corrupt = cached_parts(cache, snap_time)
+    parts, corrupt = cached_parts(cache, snap_time, now)
     snap = Part(SNAPSHOT, "embedded snapshot", 0, snap_time, snapshot.offers)
     used = merge(parts, snap)
     for name, exc in corrupt:
@@ -78,19 +79,44 @@ def load_freshest(
             f"({format_age(max_age)}); "
             "`gacost prices --refresh` fetches current rates"
         )
-    return table_of(used, snapshot, now)
+    return with_spot_risk(table_of(used, snapshot, now), cache, now, warn)
+
+
+def with_spot_risk(table: PriceTable, cache: PriceCache, now: datetime, warn: Warn) -> PriceTable:
+    """``table`` with the cached AWS spot advisor rates on its AWS spot offers, if any."""
+    try:
+        risk = spot_advisor.read_risk(cache.risk_path())
+    except DataError as exc:
+        warn(f"{spot_advisor.NAME}: {exc}; spot costs use the job's spot_allowance")
+        return table
+    if risk is None:
+        return table
+    offers = spot_advisor.apply_rates(table.offers, risk)
+    rated = sum(1 for o in offers if o.interruption_per_hour is not None)
+    if not rated:
+        return table
+    age = format_age(now - parse_timestamp(risk.fetched_at))
+    source = f"{table.source}; AWS Spot Instance Advisor ({rated} aws spot offers; {age} old)"
+    return replace(table, offers=offers, source=source)
 
 
 def cached_parts(
-    cache: PriceCache, not_before: datetime
+    cache: PriceCache, not_before: datetime, now: datetime | None = None
 ) -> tuple[list[Part], list[tuple[str, DataError]]]:
-    """Usable cached sources, and the sources whose cache file is corrupt."""
+    """Usable cached sources, and the sources whose cache file is corrupt or stamped in
+    the future (after ``now``)."""
     parts, corrupt = [], []
     for name, info in SOURCES.items():
         try:
             cached = cache.read(name)
         except DataError as exc:
             corrupt.append((name, exc))
+            continue
+        if cached is not None and now is not None and cached.in_future(now):
+            corrupt.append((name, DataError(
+                f"{cached.path}: fetched_at {format_timestamp(cached.fetched_at)} is in the "
+                f"future; ignored ({cache.fix(name)})"
+            )))  # fmt: skip
             continue
         if cached is not None and cached.fetched_at >= not_before:
             parts.append(Part(name, info.label, info.priority, cached.fetched_at, cached.offers))

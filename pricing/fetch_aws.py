@@ -26,6 +26,7 @@ from gacost.pricing.http import iter_lines, open_stream
 BULK_URL = (
     "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/{region}/index.csv"
 )
+URL_ENV = "GACOST_AWS_BULK_URL"  # a template with {region}
 REGIONS_ENV = "GACOST_AWS_REGIONS"
 DEFAULT_REGIONS = ("us-east-1",)
 LABEL = "AWS Price List bulk API"
@@ -67,9 +68,9 @@ def fetch(client: httpx.Client, ctx: FetchContext) -> FetchResult:
     dropped: Counter[str] = Counter()
     adjusted: Counter[str] = Counter()
     for region in regions or DEFAULT_REGIONS:
-        url = BULK_URL.format(region=region)
+        url = ctx.url(URL_ENV, BULK_URL).format(region=region)
         with open_stream(client, url, policy=ctx.policy) as response:
-            result = parse_bulk_csv(iter_lines(response), region, ctx.stamp)
+            result = parse_bulk_csv(iter_lines(response, ctx.policy), region, ctx.stamp)
         offers += result.offers
         dropped.update(result.dropped)
         adjusted.update(result.adjusted)

@@ -22,6 +22,7 @@ from gacost.pricing.fetching import FetchContext, FetchResult
 from gacost.pricing.http import FetchError, get_json
 
 API_URL = "https://prices.azure.com/api/retail/prices"
+URL_ENV = "GACOST_AZURE_URL"
 API_VERSION = "2023-01-01-preview"
 REGIONS_ENV = "GACOST_AZURE_REGIONS"
 LABEL = "Azure Retail Prices API"
@@ -87,7 +88,7 @@ def fetch(client: httpx.Client, ctx: FetchContext) -> FetchResult:
 def _pages(
     client: httpx.Client, ctx: FetchContext, params: Mapping[str, str]
 ) -> Iterable[Mapping[str, object]]:
-    url: str | None = API_URL
+    url: str | None = ctx.url(URL_ENV, API_URL)
     query: Mapping[str, str] | None = params
     seen: set[str] = set()
     while url:

@@ -22,6 +22,7 @@ from gacost.pricing.fetching import FetchContext, FetchResult
 from gacost.pricing.http import FetchError, get_json
 
 API_URL = "https://cloud.lambdalabs.com/api/v1/instance-types"
+URL_ENV = "GACOST_LAMBDA_URL"
 KEY_ENV = "LAMBDA_API_KEY"
 LABEL = "Lambda Cloud API"
 
@@ -37,7 +38,8 @@ def fetch(client: httpx.Client, ctx: FetchContext) -> FetchResult:
     key = ctx.env.get(KEY_ENV, "").strip()
     if not key:
         raise FetchError(f"{LABEL}: ${KEY_ENV} is not set; export it to use this source")
-    data = get_json(client, API_URL, policy=ctx.policy, headers={"Authorization": f"Bearer {key}"})
+    url = ctx.url(URL_ENV, API_URL)
+    data = get_json(client, url, policy=ctx.policy, headers={"Authorization": f"Bearer {key}"})
     if not isinstance(data, dict) or not isinstance(data.get("data"), dict):
         raise PricingError(f"{LABEL}: expected an object with a 'data' object")
     return parse_types(data["data"], ctx.stamp)

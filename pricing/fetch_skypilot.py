@@ -51,5 +51,6 @@ class SkyPilotCatalog:
                 dropped=parsed.dropped,
                 adjusted=parsed.adjusted,
                 detail=f"{parsed.rows} catalog rows from {httpx.URL(url).host}",
+                rejections=parsed.rejections,
             )
         raise FetchError(" / ".join(failures))

@@ -25,12 +25,15 @@ from gacost.pricing.fetching import FetchContext, FetchResult
 from gacost.pricing.http import FetchError, get_json
 
 API_URL = "https://console.vast.ai/api/v0/bundles/"
+URL_ENV = "GACOST_VAST_URL"
 KEY_ENV = "VAST_API_KEY"
 LABEL = "Vast.ai bundles API"
 MIN_RELIABILITY = 0.95
 QUERY: dict[str, object] = {
     "rentable": {"eq": True},
     "verified": {"eq": True},
+    "rented": {"eq": False},  # as vast-cli's search: offers nobody holds now
+    "external": {"eq": False},  # and not offers relayed from other marketplaces
     "type": "on-demand",
     "order": [["dph_total", "asc"]],
     "limit": 5000,
@@ -58,15 +61,16 @@ def fetch(client: httpx.Client, ctx: FetchContext) -> FetchResult:
     """Search the marketplace and reduce the offers to medians."""
     key = ctx.env.get(KEY_ENV, "").strip()
     headers = {"Authorization": f"Bearer {key}"} if key else {}
+    url = ctx.url(URL_ENV, API_URL)
     try:
         data = get_json(
-            client, API_URL, policy=ctx.policy, method="POST", json_body=QUERY, headers=headers
+            client, url, policy=ctx.policy, method="POST", json_body=QUERY, headers=headers
         )
     except FetchError as exc:
         if exc.status not in (400, 405):
             raise
         query = {"q": json.dumps(QUERY, separators=(",", ":"))}
-        data = get_json(client, API_URL, policy=ctx.policy, params=query, headers=headers)
+        data = get_json(client, url, policy=ctx.policy, params=query, headers=headers)
     if not isinstance(data, dict) or not isinstance(data.get("offers"), list):
         raise PricingError(f"{LABEL}: expected an object with an 'offers' list")
     return parse_offers(data["offers"], ctx.stamp)

@@ -12,6 +12,7 @@ import httpx
 from gacost.base.records import Offer
 from gacost.pricing.cache import format_timestamp
 from gacost.pricing.http import HttpPolicy
+from gacost.pricing.quality import Rejection
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,10 @@ class FetchContext:
     now: datetime
     env: Mapping[str, str]
     policy: HttpPolicy = field(default_factory=HttpPolicy)
+
+    def url(self, env_var: str, default: str) -> str:
+        """``$env_var`` when set (to point a source at another server), else ``default``."""
+        return self.env.get(env_var, "").strip() or default
 
     @property
     def stamp(self) -> str:
@@ -36,6 +41,7 @@ class FetchResult:
     dropped: dict[str, int] = field(default_factory=dict)
     adjusted: dict[str, int] = field(default_factory=dict)
     detail: str = ""
+    rejections: tuple[Rejection, ...] = ()
 
 
 class Fetcher(Protocol):

@@ -5,30 +5,71 @@ offers go through :func:`pricing.quality.check_offers` and replace the cache fil
 when some are left. On any failure (network, HTTP status, parse, empty result) the cache
 is left exactly as it was and one warning names the source and the age of what is used
 instead. Sources that need an API key are skipped with a note when the key is not set.
+
+The sources are fetched in parallel threads under one deadline for the whole refresh
+(``deadline_s``, default :data:`DEFAULT_DEADLINE_S`, ``$GACOST_REFRESH_DEADLINE``): every
+request is bounded by it (:class:`pricing.http.Deadline`), and a source still running at
+the deadline is abandoned and counted as failed. A fetched table with fewer than
+:data:`MIN_KEEP_RATIO` times the offers of the table it would replace (the cache, or for a
+catalog the snapshot's rows of that cloud) is rejected with a warning and the old data
+kept, since a catalog cut at a line boundary parses cleanly; ``force`` overrides.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import threading
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import httpx
 
 from gacost.base.errors import GacostError, PricingError, UnknownNameError, did_you_mean
-from gacost.pricing import http
-from gacost.pricing.cache import CachedPrices, PriceCache, format_age, format_timestamp
+from gacost.pricing import fetch_spot_advisor, http, spot_advisor
+from gacost.pricing.cache import (
+    CachedPrices,
+    PriceCache,
+    format_age,
+    format_timestamp,
+    parse_age,
+    parse_timestamp,
+)
 from gacost.pricing.combine import SNAPSHOT, Part, Warn, describe, merge, snapshot_time
 from gacost.pricing.fetching import FetchContext, FetchResult
-from gacost.pricing.quality import check_offers
+from gacost.pricing.quality import FLAGGED, review_offers
 from gacost.pricing.registry import FETCHERS
 from gacost.pricing.snapshot import PriceTable, write_snapshot
 from gacost.pricing.sources import SOURCES, default_sources
+from gacost.pricing.spot_advisor import SpotRisk
 
 FETCHED, FRESH, SKIPPED, FAILED = "fetched", "fresh", "skipped", "failed"
+Fetched = FetchResult | SpotRisk | GacostError
+REJECTED = "rejected"
+DEADLINE_ENV = "GACOST_REFRESH_DEADLINE"
+DEFAULT_DEADLINE_S = 60.0
+# A fetch keeping fewer than this share of the offers it would replace is refused. Routine
+# catalog updates add or retire a few instance types or regions; losing half the table at
+# once is what a cut-off download looks like (75 -> 21 AWS offers in the 2026-12 review).
+MIN_KEEP_RATIO = 0.5
+
+
+def deadline_from_env(env: Mapping[str, str] | None = None) -> float:
+    """``$GACOST_REFRESH_DEADLINE`` in seconds (e.g. ``90s``, ``2m``), else 60."""
+    env = os.environ if env is None else env
+    value = env.get(DEADLINE_ENV, "").strip()
+    if not value:
+        return DEFAULT_DEADLINE_S
+    try:
+        seconds = parse_age(value, default_unit="s").total_seconds()
+    except ValueError as exc:
+        raise PricingError(f"${DEADLINE_ENV}: {exc}; set it to e.g. 60s or unset it") from None
+    if seconds <= 0:
+        raise PricingError(f"${DEADLINE_ENV}: must be above 0 s; set it to e.g. 60s")
+    return seconds
 
 
 @dataclass(frozen=True)
@@ -69,11 +110,22 @@ class Refresher:
     note: Warn
     policy: http.HttpPolicy = field(default_factory=http.HttpPolicy)
     client: httpx.Client | None = None
+    deadline_s: float = DEFAULT_DEADLINE_S
+    force: bool = False
 
     def refresh(self, names: Sequence[str], max_age: timedelta) -> list[Outcome]:
-        """Refresh each source whose cache is older than ``max_age``."""
+        """Refresh each source whose cache is older than ``max_age``, all in parallel."""
+        todo: list[str] = []
+        early: dict[str, Outcome] = {}
+        for name in names:
+            outcome = self._no_fetch_needed(name, max_age)
+            if outcome is None:
+                todo.append(name)
+            else:
+                early[name] = outcome
         with self._client() as client:
-            return [self._refresh_one(client, name, max_age) for name in names]
+            results = self._fetch_all(client, todo)
+        return [early[n] if n in early else self._store(n, results[n]) for n in names]
 
     def export(self, folder: Path, names: Sequence[str]) -> list[str]:
         """Fetch every source now and write ``folder``'s snapshot; nothing is written on error.
@@ -81,18 +133,19 @@ class Refresher:
         Returns the summary lines.
         """
         parts, failures, lines = [], [], []
+        wanted = [n for n in names if SOURCES[n].kind == "offers" and not self._skip_keyless(n)]
         with self._client() as client:
-            for name in names:
-                if self._skip_keyless(name):
-                    continue
-                try:
-                    result = self._fetch(client, name)
-                except GacostError as exc:
-                    failures.append(f"{name}: {exc}")
-                    continue
-                lines.append(self._summary(name, result))
-                info = SOURCES[name]
-                parts.append(Part(name, info.label, info.priority, self.now, result.offers))
+            results = self._fetch_all(client, wanted)
+        for name in wanted:
+            result = results[name]
+            if isinstance(result, GacostError):
+                failures.append(f"{name}: {result}")
+                continue
+            if not isinstance(result, FetchResult):  # only offer sources are exported
+                continue
+            lines.append(self._summary(name, result))
+            info = SOURCES[name]
+            parts.append(Part(name, info.label, info.priority, self.now, result.offers))
         if failures or not parts:
             reason = " | ".join(failures) or "no source could be fetched"
             raise PricingError(f"snapshot export stopped, nothing written: {reason}")
@@ -108,9 +161,12 @@ class Refresher:
 
     # --- one source ----------------------------------------------------------------
 
-    def _refresh_one(self, client: httpx.Client, name: str, max_age: timedelta) -> Outcome:
+    def _no_fetch_needed(self, name: str, max_age: timedelta) -> Outcome | None:
+        """The outcome of a source that is skipped or fresh; None when it must be fetched."""
         if self._skip_keyless(name):
             return Outcome(name, SKIPPED)
+        if SOURCES[name].kind == "risk":
+            return self._risk_fresh(name, max_age)
         cached = self._readable_cache(name)
         if cached is not None and cached.age(self.now) <= max_age:
             message = (
@@ -119,16 +175,119 @@ class Refresher:
             )
             self.note(message)
             return Outcome(name, FRESH, len(cached.offers), message=message)
+        return None
+
+    def _risk_fresh(self, name: str, max_age: timedelta) -> Outcome | None:
         try:
-            result = self._fetch(client, name)
-            self.cache.write(name, result.offers)
-        except GacostError as exc:
-            message = f"{name}: refresh failed ({exc}); using {self._fallback(cached)}"
+            risk = spot_advisor.read_risk(self.cache.risk_path())
+        except GacostError:
+            return None
+        if risk is None:
+            return None
+        age = max(timedelta(0), self.now - parse_timestamp(risk.fetched_at))
+        if age > max_age:
+            return None
+        message = f"{name}: cached rates are {format_age(age)} old; not fetched"
+        self.note(message)
+        return Outcome(name, FRESH, len(risk.rates), message=message)
+
+    def _fetch_all(
+        self, client: httpx.Client, names: Sequence[str]
+    ) -> dict[str, Fetched]:
+        """Fetch ``names`` in daemon threads; whatever is not done by the deadline failed."""
+        deadline = http.Deadline.after(self.deadline_s)
+        policy = replace(self.policy, deadline=deadline)
+        results: dict[str, Fetched] = {}
+        lock = threading.Lock()
+
+        def work(name: str) -> None:
+            outcome: Fetched
+            try:
+                if SOURCES[name].kind == "risk":
+                    ctx = FetchContext(now=self.now, env=self.env, policy=policy)
+                    outcome = fetch_spot_advisor.fetch(client, ctx)
+                else:
+                    outcome = self._fetch(client, name, policy)
+            except GacostError as exc:
+                outcome = exc
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                outcome = PricingError(f"unexpected response ({type(exc).__name__}: {exc})")
+            with lock:
+                results[name] = outcome
+
+        threads = [threading.Thread(target=work, args=(n,), daemon=True) for n in names]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(max(deadline.left(), 0.0) + 0.05)
+        with lock:
+            done = dict(results)
+        for name in names:
+            if name not in done:
+                done[name] = PricingError(
+                    f"not done within the refresh deadline of {self.deadline_s:g} s "
+                    f"(raise it with --deadline or ${DEADLINE_ENV})"
+                )
+        return done
+
+    def _store(self, name: str, result: Fetched) -> Outcome:
+        """Write a fetched table into the cache unless it failed or lost too many offers."""
+        if isinstance(result, SpotRisk):
+            return self._store_risk(name, result)
+        cached = self._readable_cache(name)
+        if not isinstance(result, GacostError):
+            shrink = None if self.force else self._shrunk(name, result, cached)
+            if shrink is not None:
+                message = (
+                    f"{name}: fetched table rejected, {shrink}; keeping "
+                    f"{self._fallback(cached)} (`--force` stores it anyway)"
+                )
+                self.warn(message)
+                return Outcome(name, REJECTED, len(result.offers), result.dropped, message)
+            try:
+                self.cache.write(name, result.offers, result.rejections)
+            except GacostError as exc:
+                result = exc
+        if isinstance(result, GacostError):
+            message = f"{name}: refresh failed ({result}); using {self._fallback(cached)}"
             self.warn(message)
             return Outcome(name, FAILED, message=message)
         message = self._summary(name, result)
         self.note(message)
         return Outcome(name, FETCHED, len(result.offers), result.dropped, message)
+
+    def _store_risk(self, name: str, risk: SpotRisk) -> Outcome:
+        try:
+            spot_advisor.write_risk(self.cache.risk_path(), risk)
+        except OSError as exc:
+            message = f"{name}: cannot write {self.cache.risk_path()} ({exc})"
+            self.warn(message)
+            return Outcome(name, FAILED, message=message)
+        regions = len({r for r, _ in risk.rates})
+        message = (
+            f"{name}: interruption buckets of {len(risk.rates)} instance types x regions "
+            f"({regions} regions) from {SOURCES[name].label}"
+        )
+        self.note(message)
+        return Outcome(name, FETCHED, len(risk.rates), message=message)
+
+    def _shrunk(self, name: str, result: FetchResult, cached: CachedPrices | None) -> str | None:
+        """Why ``result`` is too small to replace what is used now; None when it is not."""
+        providers = set(SOURCES[name].providers)
+        if cached is not None:
+            before, what = len(cached.offers), "the cache"
+        elif name.startswith("skypilot-"):
+            before = sum(1 for o in self.snapshot.offers if o.provider in providers)
+            what = "the embedded snapshot"
+        else:
+            return None
+        after = len(result.offers)
+        if before and after < MIN_KEEP_RATIO * before:
+            return (
+                f"{after} offers against {before} in {what} (below {MIN_KEEP_RATIO:.0%}; "
+                "a cut-off download?)"
+            )
+        return None
 
     def _skip_keyless(self, name: str) -> bool:
         key_env = SOURCES[name].key_env
@@ -143,19 +302,22 @@ class Refresher:
         except GacostError:
             return None  # refetched; the loader warns about the file
 
-    def _fetch(self, client: httpx.Client, name: str) -> FetchResult:
+    def _fetch(self, client: httpx.Client, name: str, policy: http.HttpPolicy) -> FetchResult:
         """Fetch and quality-check one source; no usable offer is an error."""
-        ctx = FetchContext(now=self.now, env=self.env, policy=self.policy)
+        ctx = FetchContext(now=self.now, env=self.env, policy=policy)
         try:
             result = FETCHERS[name](client, ctx)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise PricingError(f"unexpected response ({type(exc).__name__}: {exc})") from None
-        kept, quality = check_offers(result.offers)
+        report = review_offers(result.offers, reference=self.snapshot.offers)
         dropped = Counter(result.dropped)
-        dropped.update(quality)
-        if not kept:
+        dropped.update(r.reason for r in report.rejections if r.action != FLAGGED)
+        if not report.kept:
             raise PricingError(f"{SOURCES[name].label} returned no usable offers")
-        return FetchResult(tuple(kept), dict(dropped), result.adjusted, result.detail)
+        rejections = (*result.rejections, *report.rejections)
+        return FetchResult(
+            tuple(report.kept), dict(dropped), result.adjusted, result.detail, rejections
+        )
 
     def _fallback(self, cached: CachedPrices | None) -> str:
         if cached is not None:

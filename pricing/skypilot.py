@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import csv
 import io
+import json
 import math
 import re
 from collections import Counter, defaultdict
@@ -27,7 +28,13 @@ from dataclasses import dataclass, field, replace
 from gacost.base.errors import PricingError
 from gacost.base.gpu_names import canonical_gpu
 from gacost.base.records import Offer
-from gacost.pricing.quality import is_low_outlier, regional_medians
+from gacost.pricing.quality import (
+    DROPPED,
+    ON_DEMAND_CLEARED,
+    Rejection,
+    is_low_outlier,
+    regional_medians,
+)
 
 REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
 OPTIONAL_COLUMNS = ("vCPUs", "MemoryGiB", "GpuInfo", "SpotPrice", "AvailabilityZone")
@@ -41,7 +48,9 @@ NO_REGION = "no region"
 GCP_GPU_UNMATCHED = "gcp GPU price with no host row in its zone"
 GCP_HOST_UNMATCHED = "gcp GPU host with no GPU price in its zone"
 GCP_GPU_OUTLIER = "gcp GPU price below half its median across regions"
-GCP_SPOT_ABOVE = "gcp GPU spot above its on-demand (spot cleared)"
+GCP_OD_BELOW_SPOT = (
+    "gcp GPU on-demand below its own spot price: not a list price (on-demand cleared)"
+)
 COUNT_FIXED = "gpu count corrected"
 NAME_INFERRED = "accelerator inferred from instance name"
 SPOT_IS_ON_DEMAND = "spot equal to on-demand cleared"
@@ -50,6 +59,7 @@ ZONES_MERGED = "zone rows merged into their region"
 ZONE_PRICES_DIFFER = "on-demand differs across zones (lowest kept)"
 LOCAL_ZONE_SPOT = "local-zone spot ignored (a regular zone has spot)"
 HOST_SPECS_CLEARED = "normalised vCPU/RAM cleared"
+GPU_INFO_UNREADABLE = "GpuInfo unreadable (GPU memory unknown)"
 
 # Wrong GPU counts in the catalog: (provider, instance type) -> real count.
 _COUNT_FIXES: dict[tuple[str, str], float] = {
@@ -62,10 +72,15 @@ _INFERRED_ACCELERATORS: tuple[tuple[re.Pattern[str], str, float | None], ...] = 
     (re.compile(r"^Standard_NC\d+ads_A10_v4$"), "A10", None),  # GPU share per size unsure
 )
 
+# No GPU has more memory than this (B300: 288 GB = 268 GiB); above it a field is a total.
+MAX_GPU_GIB = 300.0
 # Clouds whose vCPU/RAM columns are placeholders, not a real host.
 _PLACEHOLDER_HOST_SPECS = frozenset({"vast"})
 # Clouds whose TotalGpuMemoryInMiB is per GPU (not multiplied by the count).
 _TOTAL_MEMORY_PER_GPU = frozenset({"lambda"})
+# Clouds whose per-GPU MemoryInfo holds the whole instance's GPU memory
+# (primeintellect: 2xV100_16GB says 32768 MiB, 8xA100_80GB says 655360 MiB).
+_GPU_MEMORY_IS_INSTANCE_TOTAL = frozenset({"primeintellect"})
 
 
 @dataclass(frozen=True)
@@ -111,6 +126,7 @@ class ParseResult:
     rows: int
     dropped: dict[str, int] = field(default_factory=dict)
     adjusted: dict[str, int] = field(default_factory=dict)
+    rejections: tuple[Rejection, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,6 +150,7 @@ class _Row:
 class _Report:
     dropped: Counter[str] = field(default_factory=Counter)
     adjusted: Counter[str] = field(default_factory=Counter)
+    rejections: list[Rejection] = field(default_factory=list)
 
 
 def parse_catalog(text: str, provider: str, *, source: str, fetched_at: str) -> ParseResult:
@@ -151,7 +168,13 @@ def parse_catalog(text: str, provider: str, *, source: str, fetched_at: str) -> 
         zonal = _plain_offers(rows, provider, source, fetched_at, report)
     offers = _collapse_zones(zonal, provider, report)
     offers.sort(key=lambda o: (o.instance_type, o.region))
-    return ParseResult(tuple(offers), len(rows), dict(report.dropped), dict(report.adjusted))
+    return ParseResult(
+        tuple(offers),
+        len(rows),
+        dict(report.dropped),
+        dict(report.adjusted),
+        tuple(report.rejections),
+    )
 
 
 # --- reading -------------------------------------------------------------------------
@@ -199,6 +222,8 @@ def _parse_row(
 
     count = num("AcceleratorCount")
     info = _gpu_info(cells.get("GpuInfo", ""), line, source)
+    if info is None and cells.get("GpuInfo", "").strip():
+        report.adjusted[GPU_INFO_UNREADABLE] += 1
     price, spot = _clean_prices(num("Price"), num("SpotPrice"), report)
     placeholder = provider in _PLACEHOLDER_HOST_SPECS
     if placeholder:
@@ -232,16 +257,23 @@ def _number(value: str, column: str, line: int, source: str) -> float | None:
 
 
 def _gpu_info(value: str, line: int, source: str) -> object:
-    """``GpuInfo`` as a dict (a Python literal), a bare name, or None when empty."""
+    """``GpuInfo`` as a dict (a Python literal, or JSON as some clouds write it), a bare
+    name, or None when empty or unreadable (the memory is then unknown)."""
     text = value.strip()
     if not text.startswith("{"):
         return text or None
     try:
         return ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError) as exc:
-        raise PricingError(
-            f"{source} line {line}, column GpuInfo: not a Python dict literal ({exc})"
-        ) from None
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        pass
+    try:
+        return json.loads(text)  # JSON (double quotes, null) as primeintellect/spheron write
+    except (ValueError, RecursionError):
+        pass
+    try:  # a Python literal with JSON's null (hyperstack: 'Manufacturer': null)
+        return ast.literal_eval(re.sub(r"\bnull\b", "None", text))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
 
 
 def _gpu_memory_gib(info: object, count: float | None, provider: str) -> float | None:
@@ -254,13 +286,19 @@ def _gpu_memory_gib(info: object, count: float | None, provider: str) -> float |
     per_gpu = memory_info.get("SizeInMiB") if isinstance(memory_info, dict) else None
     total = info.get("TotalGpuMemoryInMiB")
     mib: object = per_gpu
-    if provider in _TOTAL_MEMORY_PER_GPU:
+    if provider in _GPU_MEMORY_IS_INSTANCE_TOTAL and isinstance(per_gpu, int | float) and count:
+        mib = per_gpu / count
+    elif provider in _TOTAL_MEMORY_PER_GPU:
         mib = per_gpu if per_gpu is not None else total
     elif isinstance(total, int | float) and count:
         mib = total / count  # also right for fractional GPUs and Vast's totals
     if not isinstance(mib, int | float) or mib <= 0:
         return None
     gib = float(mib) if mib < 512 else mib / 1024
+    if gib > MAX_GPU_GIB and count and count > 1:
+        gib /= count  # a per-GPU field holding the whole instance's memory (primeintellect)
+    if gib > MAX_GPU_GIB:
+        return None
     return round(gib, 2)
 
 
@@ -269,8 +307,8 @@ def _clean_prices(
 ) -> tuple[float | None, float | None]:
     if price == 0 or spot == 0:
         report.adjusted[ZERO_PRICE] += 1
-    price = None if price == 0 else price
-    spot = None if spot == 0 else spot
+    price = None if not price else round(price, 6)  # 0.36979999999999996 -> 0.3698
+    spot = None if not spot else round(spot, 6)
     if price is not None and spot is not None and math.isclose(spot, price, rel_tol=1e-5):
         report.adjusted[SPOT_IS_ON_DEMAND] += 1
         spot = None
@@ -350,14 +388,19 @@ def _make_offer(
     if gpu is None:
         report.dropped[NOT_A_GPU] += 1
         return None
+    price, spot = host.price, host.spot
     if not host.region:
         report.dropped[NO_REGION] += 1
+        report.rejections.append(Rejection(Offer(
+            provider, "", instance, gpu, count, gpu_row.gpu_memory_gib, host.vcpus,
+            host.ram_gib, price, spot, source, fetched_at,
+        ), NO_REGION, DROPPED))  # fmt: skip
         return None
-    price, spot = host.price, host.spot
+    suspect = host is not gpu_row and _on_demand_below_spot(gpu_row)
     if host is not gpu_row:
-        price, spot = _add(host.price, gpu_row.price), _add(host.spot, _gpu_spot(gpu_row, report))
+        price, spot = _add(host.price, gpu_row.price), _add(host.spot, gpu_row.spot)
         price, spot = _clean_prices(price, spot, report)
-    return Offer(
+    offer = Offer(
         provider=provider,
         region=host.region,
         instance_type=instance,
@@ -371,14 +414,18 @@ def _make_offer(
         source=source,
         fetched_at=fetched_at,
     )
+    if suspect and offer.price_hour is not None:
+        report.adjusted[GCP_OD_BELOW_SPOT] += 1
+        report.rejections.append(Rejection(offer, GCP_OD_BELOW_SPOT, ON_DEMAND_CLEARED))
+        offer = replace(offer, price_hour=None)
+    return offer
 
 
-def _gpu_spot(gpu_row: _Row, report: _Report) -> float | None:
-    """A GCP GPU-only row's spot price, None when it is above its on-demand price."""
-    if gpu_row.spot is not None and gpu_row.price is not None and gpu_row.spot > gpu_row.price:
-        report.adjusted[GCP_SPOT_ABOVE] += 1
-        return None
-    return gpu_row.spot
+def _on_demand_below_spot(gpu_row: _Row) -> bool:
+    """A GCP GPU-only row whose on-demand is below its spot: spot is discounted from the
+    list price, so such an on-demand value is not the list price (A100-80GB a2-ultragpu
+    rows at about $1.85/GPU-h in us-central1 against $1.96 spot; the list is about $3.9)."""
+    return gpu_row.spot is not None and gpu_row.price is not None and gpu_row.spot > gpu_row.price
 
 
 def _add(a: float | None, b: float | None) -> float | None:
@@ -403,16 +450,35 @@ def _gcp_offers(
     used: set[_GpuKey] = set()
     for host, key, name in _gcp_pairs(hosts, gpus, report):
         used.add(key)
-        if key in outliers:
-            report.dropped[GCP_GPU_OUTLIER] += 1
-            continue
         offer = _make_offer(
             host, gpus[key], key[1], float(key[2]), provider, source, fetched_at, report, name
         )
-        if offer is not None:
+        if offer is not None and key in outliers:
+            report.dropped[GCP_GPU_OUTLIER] += 1
+            report.rejections.append(Rejection(offer, GCP_GPU_OUTLIER, DROPPED))
+        elif offer is not None:
             zonal.append(_Zonal(host.zone, offer))
     _add_count(report.dropped, GCP_GPU_UNMATCHED, len(gpus) - len(used))
+    for key, row in gpus.items():
+        if key not in used:
+            report.rejections.append(
+                Rejection(_gpu_row_offer(key, row, provider, source, fetched_at),
+                          GCP_GPU_UNMATCHED, DROPPED)
+            )  # fmt: skip
     return zonal
+
+
+def _gpu_row_offer(
+    key: _GpuKey, row: _Row, provider: str, source: str, fetched_at: str
+) -> Offer:
+    """A GCP GPU-only row as an offer of its GPU part alone, to list it as dropped."""
+    zone, accelerator, count = key
+    gpu = canonical_gpu(accelerator, memory_gib=row.gpu_memory_gib) or accelerator
+    return Offer(
+        provider, row.region, f"{count}x{accelerator} (GPU part only, no host row in {zone})",
+        gpu, float(count), row.gpu_memory_gib, None, None, row.price, row.spot, source,
+        fetched_at,
+    )
 
 
 def _gcp_split(
@@ -430,6 +496,8 @@ def _gcp_split(
             hosts[(zone, row.instance_type)] = row
         elif not row.accelerator:
             report.dropped[NO_ACCELERATOR] += 1
+        elif canonical_gpu(row.accelerator) is None:
+            report.dropped[NOT_A_GPU] += 1  # TPU rows
         elif not row.count or row.count != int(row.count):
             report.dropped[COUNT_UNKNOWN] += 1
         else:
@@ -470,12 +538,17 @@ def _gcp_gpu_outliers(gpus: dict[_GpuKey, _Row]) -> set[_GpuKey]:
     price would hide a GPU price that is half what other regions charge.
     """
     medians = regional_medians(
-        (key[1], row.region, row.price / key[2]) for key, row in gpus.items() if row.price
+        (key[1], row.region, row.price / key[2])
+        for key, row in gpus.items()
+        if row.price and not _on_demand_below_spot(row)
     )
     return {
         key
         for key, row in gpus.items()
-        if row.price and key[1] in medians and is_low_outlier(row.price / key[2], medians[key[1]])
+        if row.price
+        and not _on_demand_below_spot(row)  # its on-demand is cleared instead
+        and key[1] in medians
+        and is_low_outlier(row.price / key[2], medians[key[1]])
     }
 
 
@@ -508,6 +581,7 @@ def _collapse_zones(zonal: list[_Zonal], provider: str, report: _Report) -> list
         merged = _merge_zones(items, provider, report)
         if merged.price_hour is None and merged.spot_hour is None:
             report.dropped[NO_PRICE] += len(items)
+            report.rejections.append(Rejection(merged, NO_PRICE, DROPPED))
             continue
         offers.append(merged)
     return offers

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from gacost.base.atomic import atomic_open
 from gacost.base.errors import DataError
 from gacost.base.records import Offer
+from gacost.pricing.quality import Rejection
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -35,6 +36,8 @@ _OPTIONAL_NUMBERS = ("gpu_memory_gib", "vcpus", "ram_gib", "price_hour", "spot_h
 _FIX = "regenerate it with `python -m gacost.pricing.build_snapshot` or restore it from git"
 SNAPSHOT_FIX = _FIX  # the advice that ends every DataError raised here
 _DATA_PACKAGE = "gacost.data"
+REJECTED_FILE = "rejected.csv"
+REJECTED_EXTRA = ("reason", "action")
 
 
 @dataclass(frozen=True)
@@ -44,75 +47,93 @@ class PriceTable:
     offers: tuple[Offer, ...]
     source: str
     as_of: str
+    sources: tuple[str, ...] = ()  # every source label in full (``source`` may summarise)
 
 
 # --- reading -------------------------------------------------------------------------
 
 
-def read_offers_csv(source: str | os.PathLike[str], *, name: str | None = None) -> list[Offer]:
+def read_offers_csv(
+    source: str | os.PathLike[str], *, name: str | None = None, fix: str = _FIX
+) -> list[Offer]:
     """Read offers from a snapshot CSV file, or from its text.
 
     A path object is always a file; a string is CSV text when it holds a newline or a
     comma, and a file name otherwise. Any defect raises :class:`DataError` naming the
-    file, the row (1 = header) and the column.
+    file, the row (1 = header) and the column, and ending in ``fix``.
     """
     if isinstance(source, str) and ("\n" in source or "," in source):
-        return parse_offers_csv(source, name or "<price CSV text>")
+        return parse_offers_csv(source, name or "<price CSV text>", fix=fix)
     path = Path(source)
-    return parse_offers_csv(_read_file(path), name or str(path))
+    return parse_offers_csv(_read_file(path, fix), name or str(path), fix=fix)
 
 
-def parse_offers_csv(text: str, name: str) -> list[Offer]:
-    """Parse snapshot CSV ``text``; ``name`` is used in error messages."""
+def parse_offers_csv(
+    text: str, name: str, *, fix: str = _FIX, required: Sequence[str] = HEADER
+) -> list[Offer]:
+    """Parse price CSV ``text`` by column name (any order); ``name`` and ``fix`` go into
+    error messages. Columns of :data:`HEADER` outside ``required`` may be left out."""
     if not text.strip():
-        raise DataError(f"{name}: the price file is empty; {_FIX}")
+        raise DataError(f"{name}: the price file is empty; {fix}")
     reader = csv.reader(io.StringIO(text), strict=True)
     try:
-        _check_header(next(reader), name)
-        offers = [_parse_record(r, reader.line_num, name) for r in reader if r]
+        header = [h.strip() for h in next(reader)]
+        _check_header(header, name, fix, required)
+        offers = [
+            _parse_record(dict(zip(header, r, strict=False)), len(r), len(header),
+                          reader.line_num, name, fix)
+            for r in reader
+            if r
+        ]  # fmt: skip
     except csv.Error as exc:
-        raise DataError(f"{name} row {reader.line_num}: malformed CSV ({exc}); {_FIX}") from exc
+        raise DataError(f"{name} row {reader.line_num}: malformed CSV ({exc}); {fix}") from exc
     if not offers:
-        raise DataError(f"{name}: the price file has a header but no offers; {_FIX}")
+        raise DataError(f"{name}: the price file has a header but no offers; {fix}")
     return offers
 
 
-def _read_file(path: Path) -> str:
+def _read_file(path: Path, fix: str = _FIX) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise DataError(f"{path}: price file not found; {_FIX}") from None
+        raise DataError(f"{path}: price file not found; {fix}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read the price file ({exc}); {_FIX}") from None
+        raise DataError(f"{path}: cannot read the price file ({exc}); {fix}") from None
 
 
-def _check_header(header: list[str], name: str) -> None:
-    missing = [c for c in HEADER if c not in header]
+def _check_header(header: list[str], name: str, fix: str, required: Sequence[str]) -> None:
+    missing = [c for c in required if c not in header]
     extra = [c for c in header if c not in HEADER]
-    if missing or extra or len(header) != len(HEADER):
-        detail = f"missing column(s) {', '.join(missing)}" if missing else ""
+    repeated = sorted({c for c in header if header.count(c) > 1})
+    if missing or extra or repeated:
+        parts = []
+        if missing:
+            parts.append(f"missing column(s) {', '.join(missing)}")
         if extra:
-            detail += ("; " if detail else "") + f"unexpected column(s) {', '.join(extra)}"
+            parts.append(f"unknown column(s) {', '.join(extra)}")
+        if repeated:
+            parts.append(f"repeated column(s) {', '.join(repeated)}")
         raise DataError(
-            f"{name} row 1: bad header ({detail or 'duplicate columns'}); "
-            f"expected {','.join(HEADER)}; {_FIX}"
+            f"{name} row 1: bad header ({'; '.join(parts)}); the columns are "
+            f"{','.join(HEADER)}; {fix}"
         )
 
 
-def _parse_record(record: list[str], row: int, name: str) -> Offer:
-    if len(record) != len(HEADER):
-        raise DataError(f"{name} row {row}: {len(record)} cells, expected {len(HEADER)}; {_FIX}")
-    cells = dict(zip(HEADER, record, strict=True))
+def _parse_record(
+    cells: dict[str, str], width: int, expected: int, row: int, name: str, fix: str
+) -> Offer:
+    if width != expected:
+        raise DataError(f"{name} row {row}: {width} cells, expected {expected}; {fix}")
     where = f"{name} row {row}, column"
     for column in _TEXT_COLUMNS:
-        if not cells[column].strip():
-            raise DataError(f"{where} {column}: empty; {_FIX}")
-    count = _number(cells["gpu_count"], f"{where} gpu_count")
+        if column in cells and not cells[column].strip():
+            raise DataError(f"{where} {column}: empty; {fix}")
+    count = _number(cells["gpu_count"], f"{where} gpu_count", fix)
     if count is None or count <= 0:
-        raise DataError(f"{where} gpu_count: must be a number > 0; {_FIX}")
-    values = {c: _number(cells[c], f"{where} {c}") for c in _OPTIONAL_NUMBERS}
+        raise DataError(f"{where} gpu_count: must be a number > 0; {fix}")
+    values = {c: _number(cells.get(c, ""), f"{where} {c}", fix) for c in _OPTIONAL_NUMBERS}
     if values["price_hour"] is None and values["spot_hour"] is None:
-        raise DataError(f"{where} price_hour: empty, and so is spot_hour; {_FIX}")
+        raise DataError(f"{where} price_hour: empty, and so is spot_hour; {fix}")
     return Offer(
         provider=cells["provider"].strip(),
         region=cells["region"].strip(),
@@ -124,21 +145,21 @@ def _parse_record(record: list[str], row: int, name: str) -> Offer:
         ram_gib=values["ram_gib"],
         price_hour=values["price_hour"],
         spot_hour=values["spot_hour"],
-        source=cells["source"].strip(),
-        fetched_at=cells["fetched_at"].strip(),
+        source=cells.get("source", name).strip() or name,
+        fetched_at=cells.get("fetched_at", "").strip(),
     )
 
 
-def _number(value: str, where: str) -> float | None:
+def _number(value: str, where: str, fix: str = _FIX) -> float | None:
     text = value.strip()
     if not text:
         return None
     try:
         number = float(text)
     except ValueError:
-        raise DataError(f"{where}: {value!r} is not a number; {_FIX}") from None
+        raise DataError(f"{where}: {value[:40]!r} is not a number; {fix}") from None
     if not math.isfinite(number) or number < 0:
-        raise DataError(f"{where}: {value!r} is not a finite number >= 0; {_FIX}")
+        raise DataError(f"{where}: {value[:40]!r} is not a finite number >= 0; {fix}")
     return number
 
 
@@ -160,14 +181,66 @@ def write_snapshot(
     *,
     as_of: str,
     sources: Sequence[str],
+    rejected: Sequence[Rejection] = (),
 ) -> None:
-    """Write ``snapshot.csv`` and then ``snapshot.json`` into ``directory``, each atomically."""
+    """Write ``snapshot.csv``, ``rejected.csv`` (every row a quality rule dropped, changed
+    or flagged, with its reason) and then ``snapshot.json``, each atomically."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     write_offers_csv(folder / "snapshot.csv", offers)
+    write_rejections_csv(folder / REJECTED_FILE, rejected)
     meta = {"as_of": as_of, "sources": list(sources), "rows": len(offers)}
     with atomic_open(folder / "snapshot.json") as handle:
         handle.write(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_rejections_csv(path: str | os.PathLike[str], rejected: Iterable[Rejection]) -> None:
+    """Rejected rows as snapshot CSV plus ``reason`` and ``action`` columns, atomically."""
+    with atomic_open(Path(path)) as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow([*HEADER, *REJECTED_EXTRA])
+        for item in rejected:
+            writer.writerow([*_offer_cells(item.offer), item.reason, item.action])
+
+
+def read_rejections(folder: Traversable | None = None) -> list[Rejection]:
+    """The rejected rows stored beside a snapshot (none when the file is absent)."""
+    base = folder if folder is not None else _embedded_prices()
+    resource = base / REJECTED_FILE
+    if not resource.is_file():
+        return []
+    return read_rejections_file(resource)
+
+
+def read_rejections_file(resource: Traversable | Path) -> list[Rejection]:
+    """The rejected rows of one ``rejected.csv`` file (a snapshot's or a cache's)."""
+    text = _read_resource(resource)
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows or tuple(rows[0]) != (*HEADER, *REJECTED_EXTRA):
+        raise DataError(f"{resource}: bad header; {_FIX}")
+    out = []
+    width = len(HEADER)
+    for number, row in enumerate(rows[1:], start=2):
+        if not row:
+            continue
+        if len(row) != width + len(REJECTED_EXTRA):
+            raise DataError(f"{resource} row {number}: {len(row)} cells; {_FIX}")
+        cells = dict(zip(HEADER, row[:width], strict=True))
+        try:
+            numbers = {c: float(cells[c]) if cells[c] else None for c in _OPTIONAL_NUMBERS}
+            count = float(cells["gpu_count"])
+        except ValueError:
+            raise DataError(f"{resource} row {number}: a number is not a number; {_FIX}") from None
+        offer = Offer(
+            provider=cells["provider"], region=cells["region"],
+            instance_type=cells["instance_type"], gpu=cells["gpu"], gpu_count=count,
+            gpu_memory_gib=numbers["gpu_memory_gib"], vcpus=numbers["vcpus"],
+            ram_gib=numbers["ram_gib"], price_hour=numbers["price_hour"],
+            spot_hour=numbers["spot_hour"], source=cells["source"],
+            fetched_at=cells["fetched_at"],
+        )  # fmt: skip
+        out.append(Rejection(offer, row[width], row[width + 1]))
+    return out
 
 
 def _offer_cells(offer: Offer) -> list[str]:
@@ -207,7 +280,23 @@ def load_snapshot(folder: Traversable | None = None) -> PriceTable:
     as_of, sources, rows = _read_meta(_read_resource(meta_file), str(meta_file))
     if rows != len(offers):
         raise DataError(f"{meta_file}: says {rows} rows but {csv_file} has {len(offers)}; {_FIX}")
-    return PriceTable(offers=tuple(offers), source="; ".join(sources), as_of=as_of)
+    return PriceTable(
+        offers=tuple(offers), source=summarize_sources(sources), as_of=as_of,
+        sources=tuple(sources),
+    )  # fmt: skip
+
+
+def summarize_sources(labels: Sequence[str]) -> str:
+    """One short line for many catalog labels: ``skypilot-catalog v8 (aws, gcp, ...)``;
+    the commits stay in ``snapshot.json`` and ``SOURCES.md``."""
+    groups: dict[str, list[str]] = {}
+    for label in labels:
+        head, sep, tail = label.partition(" v8 ")
+        if sep:
+            groups.setdefault(f"{head} v8", []).append(tail.split("@")[0])
+        else:
+            groups.setdefault(label, [])
+    return "; ".join(f"{h} ({', '.join(c)})" if c else h for h, c in groups.items())
 
 
 def _embedded_prices() -> Traversable:

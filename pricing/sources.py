@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SKYPILOT_CLOUDS: tuple[str, ...] = ("aws", "gcp", "azure", "lambda", "runpod", "vast")
+SKYPILOT_CLOUDS: tuple[str, ...] = (
+    "aws", "gcp", "azure", "lambda", "runpod", "vast", "nebius", "oci", "cudo", "daytona",
+    "hyperbolic", "hyperstack", "jarvislabs", "lium", "mithril", "primeintellect", "seeweb",
+    "shadeform", "spheron", "verda", "yotta",
+)  # fmt: skip
 
 CATALOG_PRIORITY = 1  # SkyPilot's hosted catalogs: a few hours behind the clouds
 FIRST_PARTY_PRIORITY = 2  # the provider's own price API
@@ -34,6 +38,7 @@ class SourceInfo:
     supersedes: tuple[str, ...] = ()
     partial: bool = False
     notes: str = ""
+    kind: str = "offers"  # "offers", or "risk": interruption rates added to other offers
 
 
 def _catalog(cloud: str) -> SourceInfo:
@@ -73,6 +78,15 @@ SOURCES: dict[str, SourceInfo] = {
         partial=True,
         notes="per-region EC2 CSV (hundreds of MB, streamed), on-demand only; "
         "regions: $GACOST_AWS_REGIONS (default us-east-1); opt-in with --source aws-bulk",
+    ),
+    "aws-spot-advisor": SourceInfo(
+        name="aws-spot-advisor",
+        label="AWS Spot Instance Advisor",
+        providers=("aws",),
+        priority=FIRST_PARTY_PRIORITY,
+        kind="risk",
+        notes="spot-bid-advisor.s3.amazonaws.com: interruption bucket per AWS instance type "
+        "and region, for risk-adjusted spot costs",
     ),
     "lambda": SourceInfo(
         name="lambda",

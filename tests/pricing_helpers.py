@@ -8,8 +8,10 @@ fetchers' real ``https://`` requests to it as plain HTTP over a real socket.
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -17,9 +19,10 @@ from typing import Any
 
 import httpx
 import pytest
+import trustme
 
 from gacost.pricing.fetching import FetchContext
-from gacost.pricing.http import HttpPolicy
+from gacost.pricing.http import HttpPolicy, make_client
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pricing"
 HTTP_FIXTURES = FIXTURES / "http"
@@ -68,6 +71,14 @@ def fixture_text(name: str) -> str:
 def catalog_text(cloud: str) -> str:
     """A real trimmed SkyPilot catalog of ``tests/fixtures/pricing``."""
     return (FIXTURES / f"skypilot_{cloud}" / "vms_v8_gpu_sample.csv").read_text(encoding="utf-8")
+
+
+def full_catalog_text(cloud: str) -> str:
+    """Every GPU row of one cloud's SkyPilot v8 catalog (``fixtures/pricing/full``), with
+    GCP's host rows appended, as the snapshot builder reads them."""
+    from gacost.pricing.build_snapshot import read_catalog
+
+    return read_catalog(FIXTURES / "full" / cloud / "vms.csv")
 
 
 def json_reply(name_or_data: str | object, status: int = 200) -> httpx.Response:
@@ -214,3 +225,101 @@ def forbid_network(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError(f"network access attempted: {request.url}")
 
     monkeypatch.setattr(httpx.HTTPTransport, "handle_request", refuse)
+
+
+# --- real HTTPS on 127.0.0.1 (trustme's throwaway CA) -----------------------------------
+
+
+@dataclass
+class Seen:
+    """One request a :class:`TlsServer` received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+class TlsServer:
+    """An HTTPS server on 127.0.0.1 with a certificate from ``ca``; it records every request.
+
+    ``routes`` maps a path to a behaviour (``handler`` -> None). Two servers are two
+    origins (their ports differ), so cross-origin redirects are real.
+    """
+
+    def __init__(self, ca: trustme.CA, routes: dict[str, Behaviour]) -> None:
+        self.seen: list[Seen] = []
+        seen, routes_ = self.seen, routes
+
+        class Handler(BaseHTTPRequestHandler):
+            def _any(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                seen.append(Seen(self.command, self.path, dict(self.headers.items()), body))
+                behaviour = routes_.get(self.path.split("?")[0])
+                if behaviour is None:
+                    self.send_error(404)
+                else:
+                    behaviour(self)
+
+            do_GET = do_POST = _any  # noqa: N815 - http.server's naming
+
+            def log_message(self, *args: object) -> None:
+                return None
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ca.issue_cert("127.0.0.1", "localhost").configure_cert(context)
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.port = self.server.server_address[1]
+        self.url = f"https://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    def __enter__(self) -> TlsServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def client_trusting(ca: trustme.CA, policy: HttpPolicy | None = None) -> httpx.Client:
+    """gacost's own client (:func:`make_client`), trusting only ``ca``."""
+    context = ssl.create_default_context()
+    ca.configure_trust(context)
+    return make_client(policy, verify=context)
+
+
+def redirect_to(location: str, status: int = 302) -> Behaviour:
+    """Answer with a redirect to ``location``."""
+
+    def behaviour(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(status)
+        handler.send_header("Location", location)
+        handler.send_header("Content-Length", "0")
+        handler.end_headers()
+
+    return behaviour
+
+
+def drip(byte_every_s: float, total: int, stop: threading.Event) -> Behaviour:
+    """Promise ``total`` bytes, then send one every ``byte_every_s`` until ``stop``."""
+
+    def behaviour(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Length", str(total))
+        handler.end_headers()
+        for _ in range(total):
+            if stop.wait(byte_every_s):
+                return
+            try:
+                handler.wfile.write(b" ")
+                handler.wfile.flush()
+            except OSError:
+                return
+
+    return behaviour

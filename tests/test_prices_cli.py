@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from pricing_helpers import Router, catalog_text, forbid_network, isolate, json_reply
+from pricing_helpers import Router, forbid_network, full_catalog_text, isolate, json_reply
 
 from gacost.cli import main
 from gacost.commands.inputs import price_table
@@ -98,12 +99,12 @@ def test_recommend_uses_the_cache_and_says_how_old(
     capsys: pytest.CaptureFixture[str], network: Router, cache_dir: Path
 ) -> None:
     network.add(
-        f"{PRIMARY_BASE}/v8/lambda/vms.csv", httpx.Response(200, text=catalog_text("lambda"))
+        f"{PRIMARY_BASE}/v8/lambda/vms.csv", httpx.Response(200, text=full_catalog_text("lambda"))
     )
     assert _run(capsys, "--source", "skypilot-lambda")[0] == 0  # --source implies --refresh
     table = price_table()
     assert "skypilot-catalog v8 lambda (lambda; under a minute old)" in table.source
-    assert "embedded snapshot as of 2026-12-02 (aws, azure, gcp, runpod, vast)" in table.source
+    assert "embedded snapshot as of 2026-12-02 (aws, azure, cudo, daytona, gcp, " in table.source
     code = main(["recommend", "--job", str(EXAMPLE)])
     out, _ = capsys.readouterr()
     assert code == 0 and "skypilot-catalog v8 lambda (lambda; under a minute old)" in out
@@ -123,7 +124,8 @@ def test_failed_refresh_warns_once_and_still_lists(
 def test_stale_cache_gets_a_warning(
     capsys: pytest.CaptureFixture[str], network: Router, cache_dir: Path
 ) -> None:
-    network.add(f"{PRIMARY_BASE}/v8/vast/vms.csv", httpx.Response(200, text=catalog_text("vast")))
+    vast = full_catalog_text("vast")
+    network.add(f"{PRIMARY_BASE}/v8/vast/vms.csv", httpx.Response(200, text=vast))
     _run(capsys, "--source", "skypilot-vast")
     code, _, err = _run(capsys, "--provider", "vast", "--max-age", "0")
     assert code == 0 and err.startswith("warning: prices: the embedded snapshot")
@@ -144,7 +146,8 @@ def test_list_sources(capsys: pytest.CaptureFixture[str], cache_dir: Path) -> No
 def test_export_writes_the_snapshot(
     capsys: pytest.CaptureFixture[str], network: Router, tmp_path: Path
 ) -> None:
-    network.add(f"{PRIMARY_BASE}/v8/gcp/vms.csv", httpx.Response(200, text=catalog_text("gcp")))
+    gcp = full_catalog_text("gcp")
+    network.add(f"{PRIMARY_BASE}/v8/gcp/vms.csv", httpx.Response(200, text=gcp))
     out_dir = tmp_path / "prices"
     code, out, _ = _run(capsys, "--export", str(out_dir), "--source", "skypilot-gcp")
     assert code == 0 and re.fullmatch(
@@ -160,7 +163,7 @@ def test_export_writes_the_snapshot(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--max-age", "soon"], "expected an age"),
+        (["--max-age", "soon"], "expected a duration"),
         (["--prices", "f.csv", "--refresh"], "not allowed with"),
         (["--prices", "f.csv", "--source", "azure"], "not allowed with"),
         (["--gpu", "L4", "--compare", "T4"], "not allowed with"),
@@ -197,3 +200,74 @@ def test_offline_prices_does_not_import_httpx(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60
     )
     assert result.stdout.strip() == "0 False", result.stderr
+
+
+# --- the whole market: names, counts, regions, formats, rejected rows -------------------
+
+
+def test_gpus_without_a_spec_row_are_listed_and_filterable(
+    capsys: pytest.CaptureFixture[str], cache_dir: Path
+) -> None:
+    code, out, _ = _run(capsys, "--gpu", "B200", "--format", "csv")
+    rows = _csv(out)
+    assert code == 0 and rows and {r["gpu"] for r in rows} == {"B200"}
+    assert {"aws", "lambda", "nebius", "oci", "verda"} <= {r["provider"] for r in rows}
+    # SkyPilot's spellings of one GPU meet under one name
+    code, out, _ = _run(capsys, "--gpu", "RTXPRO6000", "--format", "csv")
+    assert code == 0 and {r["gpu"] for r in _csv(out)} == {"RTX-PRO-6000"}
+    code, _, err = _run(capsys, "--gpu", "B2000")
+    assert code == 2 and "unknown GPU 'B2000'" in err and "did you mean" in err
+
+
+def test_count_syntax_and_region_prefix(
+    capsys: pytest.CaptureFixture[str], cache_dir: Path
+) -> None:
+    code, out, _ = _run(capsys, "--gpu", "A100:8", "--region", "us-east", "--format", "csv")
+    rows = _csv(out)
+    assert code == 0 and rows
+    assert all(float(r["count"]) == 8 and r["region"].startswith("us-east") for r in rows)
+    assert all(r["gpu"].startswith("A100") for r in rows)
+    code, out, _ = _run(capsys, "--gpu", "A100", "--format", "csv")
+    assert {float(r["count"]) for r in _csv(out)} > {8.0}
+    code, _, err = _run(capsys, "--gpu", "A100:x")
+    assert code == 2 and "count after ':'" in err
+
+
+def test_json_format_carries_the_rows_and_the_sources(
+    capsys: pytest.CaptureFixture[str], cache_dir: Path
+) -> None:
+    code, out, _ = _run(capsys, "--gpu", "L4", "--provider", "gcp", "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["as_of"] == "2026-12-02"
+    assert any("gcp@" in label for label in data["sources"])
+    code, csv_out, _ = _run(capsys, "--gpu", "L4", "--provider", "gcp", "--format", "csv")
+    assert len(data["offers"]) == len(_csv(csv_out))
+    assert {o["provider"] for o in data["offers"]} == {"gcp"}
+
+
+def test_default_table_fits_120_columns_and_wide_shows_more(
+    capsys: pytest.CaptureFixture[str], cache_dir: Path
+) -> None:
+    for args in ([], ["--compare", "H100"], ["--rejected"], ["--gpu", "RTX-A4000"]):
+        code, out, _ = _run(capsys, *args)
+        assert code == 0 and max(len(line) for line in out.splitlines()) <= 120, args
+    code, wide, _ = _run(capsys, "--gpu", "RTX-A4000", "--wide")
+    assert "source" in wide.splitlines()[0] and max(len(x) for x in wide.splitlines()) > 120
+
+
+def test_rejected_lists_each_row_with_its_reason(
+    capsys: pytest.CaptureFixture[str], cache_dir: Path
+) -> None:
+    code, out, _ = _run(capsys, "--rejected", "--provider", "gcp", "--format", "csv")
+    rows = _csv(out)
+    assert code == 0 and rows and {r["provider"] for r in rows} == {"gcp"}
+    reasons = {r["reason"] for r in rows}
+    assert any("spot/flex-start only" in r for r in reasons)
+    assert any("below its own spot" in r for r in reasons)
+    a3 = [r for r in rows if r["instance"] == "a3-highgpu-1g"]
+    assert {r["action"] for r in a3} == {"on-demand cleared", "dropped"}
+    assert all("spot/flex-start only" in r["reason"] for r in a3 if r["action"] != "dropped")
+    # what the listing shows for the same shape: spot only
+    code, out, _ = _run(capsys, "--gpu", "H100", "--provider", "gcp", "--format", "csv")
+    listed = [r for r in _csv(out) if r["instance"] == "a3-highgpu-1g"]
+    assert listed and all(r["on_demand_hour"] == "" and r["spot_hour"] for r in listed)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -17,6 +18,7 @@ from gacost.pricing.cache import (
     PriceCache,
     cache_dir,
     format_age,
+    format_timestamp,
     max_age_from_env,
     parse_age,
     parse_timestamp,
@@ -51,15 +53,16 @@ def cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> PriceCache:
 # --- where the cache lives ---------------------------------------------------------------
 
 
-def test_cache_dir_precedence(tmp_path: Path) -> None:
-    home = str(tmp_path)
+def test_cache_dir_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert cache_dir({"GACOST_CACHE_DIR": "/c", "GACOST_HOME": "/h"}) == Path("/c")
     assert cache_dir({"GACOST_HOME": "/h"}) == Path("/h/cache")
-    assert cache_dir({"HOME": home}, "linux") == tmp_path / ".cache" / "gacost"
-    assert cache_dir({"HOME": home, "XDG_CACHE_HOME": "/x"}, "linux") == Path("/x/gacost")
-    assert cache_dir({"HOME": home, "XDG_CACHE_HOME": "rel"}, "linux") == tmp_path / ".cache/gacost"
-    assert cache_dir({"HOME": home}, "darwin") == tmp_path / "Library/Caches/gacost"
-    assert cache_dir({"HOME": home, "LOCALAPPDATA": "/l"}, "win32") == Path("/l/gacost/Cache")
+    # otherwise platformdirs decides: on Linux, $XDG_CACHE_HOME or ~/.cache
+    if sys.platform.startswith("linux"):
+        monkeypatch.setenv("HOME", str(tmp_path))
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+        assert cache_dir({}) == tmp_path / ".cache" / "gacost"
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
+        assert cache_dir({}) == tmp_path / "x" / "gacost"
 
 
 def test_default_cache_follows_the_environment(cache: PriceCache, tmp_path: Path) -> None:
@@ -86,7 +89,8 @@ def test_failed_write_keeps_the_old_file(cache: PriceCache) -> None:
     with pytest.raises(TypeError):
         cache.write("azure", [broken])
     assert path.read_bytes() == before
-    assert [p.name for p in path.parent.iterdir()] == ["azure.csv"]  # no temp file left
+    names = sorted(p.name for p in path.parent.iterdir())
+    assert names == ["azure.csv", "azure.rejected.csv"]  # no temp file left
 
 
 @pytest.mark.parametrize(
@@ -139,7 +143,7 @@ def test_parse_age(text: str, seconds: float) -> None:
 
 @pytest.mark.parametrize("text", ["", "-1h", "soon", "3y"])
 def test_parse_age_rejects(text: str) -> None:
-    with pytest.raises(ValueError, match="expected an age"):
+    with pytest.raises(ValueError, match="expected a duration"):
         parse_age(text)
 
 
@@ -238,3 +242,23 @@ def test_stale_data_gets_one_warning_with_its_age(cache: PriceCache) -> None:
         "prices: the embedded snapshot (as of 2026-11-01, 31 days old) is past the max age (24 h); "
         "`gacost prices --refresh` fetches current rates"
     ]
+
+
+def test_a_cache_stamped_in_the_future_is_stale_and_unused(cache: PriceCache) -> None:
+    future = format_timestamp(NOW + timedelta(days=3))
+    offer = replace(_offer("azure", "eastus", "Standard_NC4as_T4_v3", 0.1, "azure"),
+                    fetched_at=future)  # fmt: skip
+    cache.write("azure", [offer])
+    cached = cache.read("azure")
+    assert cached is not None and cached.in_future(NOW)
+    assert cached.age(NOW) > timedelta(days=10_000)  # always older than any max age
+    table, warnings = _load(cache)
+    assert table is SNAPSHOT  # the snapshot serves azure instead
+    (line,) = warnings
+    assert "is in the future; ignored" in line and "azure" in line
+    # a few seconds ahead (clock skew) is still fine
+    near = replace(offer, fetched_at=format_timestamp(NOW + timedelta(seconds=30)))
+    cache.write("azure", [near])
+    cached = cache.read("azure")
+    assert cached is not None and not cached.in_future(NOW)
+    assert cached.age(NOW) == timedelta(0)

@@ -131,7 +131,8 @@ def test_body_over_the_limit_is_refused() -> None:
 def test_make_client_defaults() -> None:
     with http.make_client() as client:
         assert client.headers["User-Agent"] == http.USER_AGENT
-        assert client.timeout.read == 10.0 and client.follow_redirects is False
+        assert client.timeout.read == 10.0 and client.follow_redirects is True
+        assert client.max_redirects == http.MAX_REDIRECTS
 
 
 # --- over a real loopback socket ---------------------------------------------------------
@@ -162,3 +163,19 @@ def test_loopback_success() -> None:
         policy, _ = fast_policy()
         with server.client() as client:
             assert get_json(client, URL, policy=policy) == {"ok": True}
+
+
+def test_backoff_never_sleeps_past_the_deadline() -> None:
+    clock = [0.0]
+    deadline = http.Deadline(at=1.0, clock=lambda: clock[0])
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        clock[0] += seconds
+
+    sleeps: list[float] = []
+    router = Router().add(URL, httpx.Response(503, headers={"Retry-After": "20"}))
+    policy = http.HttpPolicy(tries=5, sleep=sleep, deadline=deadline)
+    with router.client() as client, pytest.raises(FetchError, match="deadline"):
+        request(client, "GET", URL, policy=policy)
+    assert sleeps == [1.0] and len(router.requests) == 1  # waited only what was left

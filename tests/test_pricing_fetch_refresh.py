@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from pricing_helpers import NOW, Router, catalog_text, fast_policy, isolate, json_reply
+from pricing_helpers import NOW, Router, fast_policy, full_catalog_text, isolate, json_reply
 
 from gacost.base.errors import PricingError, UnknownNameError
 from gacost.pricing.cache import PriceCache
@@ -50,7 +50,7 @@ def _refresher(cache: PriceCache, snapshot: PriceTable, router: Router, now=NOW,
 def _catalog(cloud: str, router: Router | None = None) -> Router:
     router = router or Router()
     return router.add(f"{PRIMARY_BASE}/v8/{cloud}/vms.csv",
-                      httpx.Response(200, text=catalog_text(cloud)))  # fmt: skip
+                      httpx.Response(200, text=full_catalog_text(cloud)))  # fmt: skip
 
 
 def _azure_pages(router: Router) -> Router:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from pricing_helpers import Router, catalog_text, context, isolate
+from pricing_helpers import Router, catalog_text, context, full_catalog_text, isolate
 
 from gacost.pricing.fetch_skypilot import MIRROR_BASE, PRIMARY_BASE, SkyPilotCatalog, catalog_urls
 from gacost.pricing.http import FetchError
@@ -34,7 +34,8 @@ def _fetch(cloud: str, router: Router, env: dict[str, str] | None = None):  # ty
 
 @pytest.mark.parametrize("cloud", SKYPILOT_CLOUDS)
 def test_every_cloud_parses_by_header_name(cloud: str) -> None:
-    router = Router().add(_url(PRIMARY_BASE, cloud), httpx.Response(200, text=catalog_text(cloud)))
+    text = full_catalog_text(cloud)
+    router = Router().add(_url(PRIMARY_BASE, cloud), httpx.Response(200, text=text))
     result, _ = _fetch(cloud, router)
     assert result.offers and {o.provider for o in result.offers} == {cloud}
     assert all(o.fetched_at == "2026-12-02T12:00:00Z" for o in result.offers)
@@ -95,5 +96,7 @@ def test_base_url_override() -> None:
 
 
 def test_registry_matches_the_source_list() -> None:
-    assert list(FETCHERS) == list(SOURCES)
+    offers = [name for name, info in SOURCES.items() if info.kind == "offers"]
+    assert list(FETCHERS) == offers  # the spot advisor adds risk, not offers
+    assert [n for n, i in SOURCES.items() if i.kind != "offers"] == ["aws-spot-advisor"]
     assert all(SOURCES[f"skypilot-{c}"].providers == (c,) for c in SKYPILOT_CLOUDS)

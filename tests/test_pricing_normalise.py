@@ -90,6 +90,10 @@ def test_h100_h200_v100_variants(raw: str, kwargs: dict[str, object], expected: 
         ("A10", "A10"),
         ("L4", "L4"),
         ("L40S", "L40S"),
+        ("L40S_PCIE", "L40S"),  # spheron's spellings: packaging words dropped
+        ("L40S_PCIE_BAREMETAL", "L40S"),
+        ("L4_PCIE", "L4"),
+        ("A6000_PCIE_LOW_RAM", "RTX-A6000"),
         ("RTX4090", "RTX-4090"),
         ("NVIDIA GeForce RTX 4090", "RTX-4090"),
         ("RTX3090", "RTX-3090"),
@@ -110,8 +114,15 @@ def test_single_variant_gpus(raw: str, expected: str) -> None:
         (["RTX6000-Ada", "RTX 6000 Ada"], "RTX-6000-ADA"),
         (["RTX6000", "Quadro RTX 6000"], "RTX-6000"),
         (["RTXPRO6000S", "RTX PRO 6000 S"], "RTX-PRO-6000-S"),
-        (["B200", "NVIDIA B200"], "B200"),
+        (["B200", "NVIDIA B200", "B200 SXM6"], "B200"),  # Lambda's API says "B200 SXM6"
+        (["GH200", "GH200 Superchip"], "GH200"),
         (["A40"], "A40"),
+        # SkyPilot's spellings across clouds (tests/fixtures/pricing/full)
+        (["RTXPRO6000", "RTX-PRO-6000", "RTXPro6000", "RTXPRO6000-WK", "RTXPRO6000WS",
+          "RTXPRO6000_PCIE_BAREMETAL", "RTX PRO 6000 96GB"], "RTX-PRO-6000"),
+        (["RTXA4000", "RTX-A4000", "A4000", "A4000_PCIE"], "RTX-A4000"),
+        (["RTX5090_PCIE", "RTX5090_PCIE_BAREMETAL"], "RTX-5090"),
+        (["A16", "A16_PCIE"], "A16"),
     ],
 )
 def test_unknown_gpus_get_a_stable_clean_name(spellings: list[str], expected: str) -> None:
@@ -119,6 +130,10 @@ def test_unknown_gpus_get_a_stable_clean_name(spellings: list[str], expected: st
     assert expected not in canonical_names()
 
 
-@pytest.mark.parametrize("raw", ["", "   ", "nan", "Inferentia", "Trainium2", "tpu-v4"])
+@pytest.mark.parametrize(
+    "raw",
+    ["", "   ", "nan", "Inferentia", "Trainium2", "tpu-v4", "Qualcomm AI100",
+     "Virtex UltraScale (VU9P)", "Gaudi HL-205", "GAUDI2"],
+)  # fmt: skip
 def test_non_gpus_map_to_none(raw: str) -> None:
     assert canonical_gpu(raw) is None

@@ -11,7 +11,7 @@ from gacost.pricing.quality import QualityRules, check_offers, regional_medians
 
 def offer(**fields: object) -> Offer:
     base: dict[str, object] = {
-        "provider": "gcp", "region": "us-central1", "instance_type": "a3-highgpu-1g",
+        "provider": "gcp", "region": "us-central1", "instance_type": "a3-highgpu-8g",
         "gpu": "H100-SXM", "gpu_count": 1.0, "gpu_memory_gib": 80.0, "vcpus": 26.0,
         "ram_gib": 234.0, "price_hour": 10.0, "spot_hour": 3.0, "source": "test",
         "fetched_at": "2026-12-02",
@@ -84,25 +84,30 @@ def test_low_outlier_against_median_across_regions() -> None:
     assert counts == {quality.LOW_OUTLIER: 1}
 
 
-def test_outlier_uses_per_gpu_price_and_needs_three_regions() -> None:
-    eight = offer(region="c", instance_type="a3-highgpu-8g", gpu_count=8.0, price_hour=80.0)
-    offers = [offer(region="a"), offer(region="b", price_hour=4.0), eight]
-    kept, counts = check_offers(offers)  # medians 10, 4, 10 -> 10; 4 < 5
-    assert [o.region for o in kept] == ["a", "c"]
+def test_outlier_is_judged_per_instance_type_and_needs_three_regions() -> None:
+    eight = dict(instance_type="a3-highgpu-8g", gpu_count=8.0, spot_hour=None)
+    offers = [
+        offer(region="a", price_hour=80.0, **eight),
+        offer(region="b", price_hour=32.0, **eight),  # 4 per GPU against 10: dropped
+        offer(region="c", price_hour=80.0, **eight),
+        offer(region="b", instance_type="g2-standard-4", gpu="L4", price_hour=0.7, spot_hour=None),
+    ]
+    kept, counts = check_offers(offers)
+    assert [(o.region, o.instance_type) for o in kept] == [
+        ("a", "a3-highgpu-8g"), ("c", "a3-highgpu-8g"), ("b", "g2-standard-4"),
+    ]  # fmt: skip
     assert counts == {quality.LOW_OUTLIER: 1}
     kept, counts = check_offers(offers[:2])  # two regions: no median test
     assert len(kept) == 2 and counts == {}
 
 
-def test_one_region_with_many_offers_does_not_outvote_the_others() -> None:
-    crowd = [
-        offer(region="cheap", instance_type=f"t{i}", price_hour=2.0, spot_hour=None)
-        for i in range(5)
+def test_conflicting_duplicates_keep_the_first() -> None:
+    first, other = offer(region="a"), offer(region="a", price_hour=11.0)
+    report = quality.review_offers([first, other, offer(region="b")])
+    assert report.kept[0] == first and len(report.kept) == 2
+    assert [(r.offer, r.reason, r.action) for r in report.rejections] == [
+        (other, quality.CONFLICT, quality.DROPPED)
     ]
-    offers = [*crowd, offer(region="x"), offer(region="y")]
-    kept, counts = check_offers(offers)
-    assert [o.region for o in kept] == ["x", "y"]
-    assert counts == {quality.LOW_OUTLIER: 5}
 
 
 def test_rules_are_configurable_and_input_is_untouched() -> None:

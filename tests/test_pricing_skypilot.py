@@ -14,9 +14,10 @@ from gacost.base.errors import PricingError
 from gacost.base.gpu_names import canonical_names
 from gacost.base.records import Offer
 from gacost.pricing import skypilot
-from gacost.pricing.skypilot import ParseResult, parse_catalog
+from gacost.pricing.skypilot import GPU_INFO_UNREADABLE, ParseResult, parse_catalog
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pricing"
+FULL = FIXTURES / "full"
 CLOUDS = ("aws", "azure", "gcp", "lambda", "runpod", "vast")
 
 
@@ -38,7 +39,7 @@ def find(result: ParseResult, instance_type: str, region: str) -> Offer:
 
 @pytest.mark.parametrize(
     ("cloud", "rows", "offers"),
-    [("aws", 122, 75), ("azure", 53, 48), ("gcp", 85, 23), ("lambda", 34, 33),
+    [("aws", 122, 75), ("azure", 53, 48), ("gcp", 85, 22), ("lambda", 34, 33),
      ("runpod", 20, 16), ("vast", 36, 36)],
 )  # fmt: skip
 def test_every_sample_parses(cloud: str, rows: int, offers: int) -> None:
@@ -78,12 +79,22 @@ def test_gcp_drops_gpu_rows_without_host_and_low_outliers() -> None:
     # H100 at 4.20/GPU in us-central1/us-west1 against 9.80-12.74 elsewhere
     h100_regions = {o.region for o in result.offers if o.gpu == "H100-SXM"}
     assert h100_regions == {"europe-west4", "us-east4", "us-east5"}
-    assert result.dropped[skypilot.GCP_GPU_OUTLIER] == 3
-    # the A100-80GB GPU part has spot above on-demand in us-central1 and europe-west4:
-    # that GPU spot price is dropped, so host + GPU has no spot price there
-    assert find(result, "a2-ultragpu-1g", "us-central1").spot_hour is None
+    # and A100-80GB at 2.08/GPU in us-east4 against 4.42-4.85 where on-demand is above spot
+    assert result.dropped[skypilot.GCP_GPU_OUTLIER] == 4
+    # the A100-80GB GPU part is priced on demand below its own spot in us-central1 and
+    # europe-west4: not a list price, so the on-demand is cleared and the spot kept
+    central = find(result, "a2-ultragpu-1g", "us-central1")
+    assert central.price_hour is None
+    assert central.spot_hour == pytest.approx(0.54978 + 1.964)
     assert find(result, "a2-ultragpu-1g", "us-east5").spot_hour == pytest.approx(0.31193 + 1.3356)
-    assert result.adjusted[skypilot.GCP_SPOT_ABOVE] == 4
+    assert result.adjusted[skypilot.GCP_OD_BELOW_SPOT] == 4
+    cleared = [r for r in result.rejections if r.reason == skypilot.GCP_OD_BELOW_SPOT]
+    listed = [
+        r.offer.price_hour
+        for r in cleared
+        if (r.offer.region, r.offer.instance_type) == ("us-central1", "a2-ultragpu-1g")
+    ]
+    assert listed and all(p == pytest.approx(1.09962 + 1.8462) for p in listed)  # as it was
 
 
 def test_gcp_n1_host_joins_t4() -> None:
@@ -231,8 +242,21 @@ def test_non_numeric_price_is_an_error() -> None:
         parse("azure", "\n".join(lines))
 
 
-def test_broken_gpu_info_is_an_error() -> None:
-    lines = sample("gcp").splitlines()
-    lines[30] = lines[30].replace("{'Gpus'", "{'Gpus' [", 1)
-    with pytest.raises(PricingError, match="line 31, column GpuInfo"):
-        parse("gcp", "\n".join(lines))
+def test_unreadable_gpu_info_leaves_the_memory_unknown() -> None:
+    text = sample("aws")
+    header, first, *_ = text.splitlines()
+    cells = next(csv.reader([first]))
+    column = next(csv.reader([header])).index("GpuInfo")
+    cells[column] = "{'Gpus' [broken"
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([next(csv.reader([header])), cells])
+    result = parse("aws", out.getvalue())
+    assert result.adjusted.get(GPU_INFO_UNREADABLE) == 1
+    assert all(o.gpu_memory_gib is None for o in result.offers)
+
+
+def test_json_gpu_info_is_read() -> None:
+    text = (FULL / "primeintellect" / "vms.csv").read_text(encoding="utf-8")
+    result = parse("primeintellect", text)
+    memories = {o.gpu: o.gpu_memory_gib for o in result.offers if o.gpu == "A100-80GB-SXM"}
+    assert memories == {"A100-80GB-SXM": 80.0}  # 655360 MiB for 8 GPUs in a per-GPU field

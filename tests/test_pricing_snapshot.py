@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -16,6 +17,7 @@ from gacost.pricing.snapshot import (
     HEADER,
     load_snapshot,
     read_offers_csv,
+    read_rejections,
     write_offers_csv,
     write_snapshot,
 )
@@ -85,7 +87,7 @@ def test_atomic_write_creates_new_file(tmp_path: Path) -> None:
         ("", r"empty"),
         (f"{HEADER_LINE}\n", r"no offers"),
         (HEADER_LINE.replace(",spot_hour", "") + "\n", r"row 1: .*missing column\(s\) spot_hour"),
-        (HEADER_LINE + ",extra\n", r"row 1: .*unexpected column\(s\) extra"),
+        (HEADER_LINE + ",extra\n", r"row 1: .*unknown column\(s\) extra"),
         (f"{HEADER_LINE}\n{ROW}\n{ROW.replace('0.526', 'abc')}\n",
          r"row 3, column price_hour: 'abc' is not a number"),
         (f"{HEADER_LINE}\n{ROW}\n{ROW}\n{ROW.replace(',16,4,', ',x,4,')}\n",
@@ -135,22 +137,27 @@ def test_load_snapshot_from_folder_checks_metadata(tmp_path: Path) -> None:
 def test_committed_snapshot_loads_with_the_main_gpus() -> None:
     table = load_snapshot()
     assert table.as_of == "2026-12-02"
-    assert "skypilot-catalog v8 aws@00148f2a" in table.source
+    assert "skypilot-catalog v8 aws@e385a0d3" in table.sources
+    assert table.source.startswith("skypilot-catalog v8 (aws, cudo, daytona, gcp, ")
+    assert len(table.source) < 250  # the report's prices line stays readable
     on_demand = [o for o in table.offers if o.price_hour is not None]
     gpus = {o.gpu for o in on_demand}
     for name in ("T4", "L4", "A10G", "H200-SXM", "L40S"):
         assert name in gpus
     for prefix in ("A100-40GB", "A100-80GB", "H100"):
         assert any(g.startswith(prefix) for g in gpus), prefix
-    assert len({o.provider for o in on_demand}) >= 4
+    providers = {o.provider for o in on_demand}
+    for cloud in ("aws", "gcp", "azure", "lambda", "runpod", "vast", "nebius", "oci"):
+        assert cloud in providers, cloud
+    assert len(providers) == len(list((FIXTURES / "full").iterdir())) - 2  # less .md/.json
     assert {o.fetched_at for o in table.offers} == {"2026-12-02"}
 
 
 def test_committed_snapshot_is_reproducible_from_the_fixtures() -> None:
     table = load_snapshot()
-    offers, summaries = build_snapshot.build(FIXTURES, table.as_of)
+    offers, summaries, _ = build_snapshot.build(FIXTURES / "full", table.as_of)
     assert tuple(offers) == table.offers
-    assert "; ".join(s.label for s in summaries) == table.source
+    assert tuple(s.label for s in summaries) == table.sources
 
 
 def test_build_snapshot_main(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -158,10 +165,13 @@ def test_build_snapshot_main(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert build_snapshot.main(["--from", str(FIXTURES), "--out", str(out),
                                 "--as-of", "2026-01-01"]) == 0  # fmt: skip
     printed = capsys.readouterr().out
-    assert "skypilot-catalog v8 gcp@006059e0: 85 rows -> 23 offers" in printed
+    assert "skypilot-catalog v8 gcp@006059e0: 85 rows -> 22 offers" in printed
     assert "gcp GPU price with no host row in its zone" in printed
     table = load_snapshot(out)
-    assert table.as_of == "2026-01-01" and len(table.offers) == 231
+    per_source = [int(n) for n in re.findall(r"rows -> (\d+) offers", printed)]
+    assert table.as_of == "2026-01-01" and len(table.offers) == sum(per_source) == 230
+    rejected = read_rejections(out)
+    assert rejected and all(r.reason and r.action for r in rejected)
     assert {o.provider for o in table.offers} == {"aws", "azure", "gcp", "lambda", "runpod", "vast"}
 
 
@@ -173,7 +183,7 @@ def test_build_snapshot_sources_file_and_errors(
     text = (FIXTURES / "skypilot_lambda" / "vms_v8_gpu_sample.csv").read_text(encoding="utf-8")
     (src / "lambda" / "vms.csv").write_text(text, encoding="utf-8")
     (src / "sources.json").write_text('{"lambda": {"commit": "abcdef0123456789"}}', "utf-8")
-    offers, summaries = build_snapshot.build(src, "2026-12-02")
+    offers, summaries, _ = build_snapshot.build(src, "2026-12-02")
     assert [s.label for s in summaries] == ["skypilot-catalog v8 lambda@abcdef01"]
     assert {o.source for o in offers} == {"skypilot-catalog v8 lambda@abcdef01"}
     empty = tmp_path / "empty"

@@ -27,7 +27,18 @@ def canonical_names() -> tuple[str, ...]:
 _NOISE_WORDS = frozenset({"NVIDIA", "TESLA", "GEFORCE", "QUADRO", "AMD", "INSTINCT"})
 
 # Accelerators that are not GPUs (and empty cells): not offers for gacost.
-_NOT_GPU = re.compile(r"^(INFERENTIA|TRAINIUM|TPU|GAUDI|HL\d|HABANA|NAN|NONE|NULL)")
+_NOT_GPU = re.compile(
+    r"^(INFERENTIA|TRAINIUM|TPU|GAUDI|HL\d|HABANA|QUALCOMM|VIRTEX|XILINX|NAN|NONE|NULL)"
+)
+
+# Packaging words that do not change the chip of a GPU outside a family ("L4_PCIE",
+# "RTX5090_PCIE_BAREMETAL", "A6000_PCIE_LOW_RAM", "RTXPRO6000-WK", "RTX PRO 6000 96GB").
+# For GPUs outside a family there is one variant, so "B200 SXM6" (Lambda) is the B200 and
+# "GH200 Superchip" the GH200.
+_PACKAGING_WORDS = frozenset(
+    {"PCIE", "BAREMETAL", "HIGH", "PERF", "LOW", "RAM", "WS", "WK", "SUPERCHIP"}
+)
+_MEMORY_WORD = re.compile(r"^(\d{2,3}G(B)?|SXM\d*)$")
 
 _DEFAULT_FORM = "SXM"
 
@@ -97,7 +108,9 @@ def canonical_gpu(
     if match:
         rest = [match.group(2), *tokens[1:]] if match.group(2) else tokens[1:]
         return _resolve_family(match.group(1), rest, memory_gib, instance_type.upper())
-    return _clean_name(tokens)
+    chip = [t for t in tokens if t not in _PACKAGING_WORDS and not _MEMORY_WORD.match(t)]
+    chip = chip or tokens
+    return _single_names().get("".join(chip)) or _clean_name(chip)
 
 
 def _tokens(raw: str) -> list[str]:
@@ -169,6 +182,15 @@ def _memory_class(
 def _clean_name(tokens: list[str]) -> str:
     """A stable name for a GPU gacost has no datasheet row for."""
     compact = "".join(tokens)
+    if re.fullmatch(r"A[245]\d{3}", compact):  # RunPod/Shadeform's bare "A4000": RTX A4000
+        compact = "RTX" + compact
     if compact.startswith("RTX") and len(compact) > 3:
-        return "-".join(["RTX", *re.findall(r"[A-Z]+|\d+", compact[3:])])
+        parts = [p for p in re.findall(r"[A-Z]+|\d+", compact[3:]) if p not in _PACKAGING_WORDS]
+        merged: list[str] = []
+        for part in parts:  # "A", "4000" -> "A4000" (the RTX A-series), "PRO", "6000" stay
+            if merged and len(merged[-1]) == 1 and merged[-1].isalpha() and part.isdigit():
+                merged[-1] += part
+            else:
+                merged.append(part)
+        return "-".join(["RTX", *merged])
     return "-".join(tokens)

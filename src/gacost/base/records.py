@@ -63,6 +63,8 @@ class Offer:
     spot_hour: float | None
     source: str
     fetched_at: str
+    # interruptions per instance-hour of the spot price, where published (AWS spot advisor)
+    interruption_per_hour: float | None = None
 
     @property
     def per_gpu_hour(self) -> float | None:

@@ -23,7 +23,8 @@ from gacost.base.profile import Profile, read_profile
 from gacost.base.trl_config import TrlJob, build_job, load_trl_config
 from gacost.pricing.cache import PriceCache, max_age_from_env
 from gacost.pricing.combine import load_freshest
-from gacost.pricing.snapshot import PriceTable, load_snapshot, read_offers_csv
+from gacost.pricing.price_file import read_price_file
+from gacost.pricing.snapshot import PriceTable, load_snapshot
 
 if TYPE_CHECKING:
     from gacost.pricing.refresh import Outcome
@@ -36,6 +37,8 @@ def price_table(
     sources: Sequence[str] = (),
     providers: Sequence[str] = (),
     max_age: timedelta | None = None,
+    force: bool = False,
+    deadline: timedelta | None = None,
 ) -> PriceTable:
     """The offers of a price file, or the freshest of the price cache and the snapshot.
 
@@ -51,7 +54,7 @@ def price_table(
     now = datetime.now(timezone.utc)
     age = max_age if max_age is not None else max_age_from_env()
     if refresh:
-        refresh_prices(cache, snapshot, now, age, sources, providers)
+        refresh_prices(cache, snapshot, now, age, sources, providers, force, deadline)
     return load_freshest(cache=cache, snapshot=snapshot, now=now, max_age=age, warn=warn)
 
 
@@ -62,14 +65,18 @@ def refresh_prices(
     max_age: timedelta,
     sources: Sequence[str] = (),
     providers: Sequence[str] = (),
+    force: bool = False,
+    deadline: timedelta | None = None,
 ) -> list[Outcome]:
     """Fetch the stale sources into ``cache`` (imports the fetch layer, hence httpx)."""
-    from gacost.pricing.refresh import Refresher, select_sources
+    from gacost.pricing.refresh import Refresher, deadline_from_env, select_sources
 
     names = select_sources(sources, providers)
+    seconds = deadline.total_seconds() if deadline is not None else deadline_from_env()
     refresher = Refresher(
-        cache=cache, snapshot=snapshot, now=now, env=os.environ, warn=warn, note=note
-    )
+        cache=cache, snapshot=snapshot, now=now, env=os.environ, warn=warn, note=note,
+        deadline_s=seconds, force=force,
+    )  # fmt: skip
     return refresher.refresh(names, max_age)
 
 
@@ -84,13 +91,10 @@ def note(message: str) -> None:
 
 
 def _price_file(path: str) -> PriceTable:
-    offers = read_offers_csv(path)
-    dates = sorted({o.fetched_at for o in offers if o.fetched_at})
-    return PriceTable(
-        offers=tuple(offers),
-        source=f"price file {path}",
-        as_of=dates[-1] if dates else "unknown",
-    )
+    read = read_price_file(path)
+    for line in read.notes():
+        warn(line)
+    return read.table
 
 
 def add_job_flags(p: argparse.ArgumentParser, *, work: bool = True) -> None:

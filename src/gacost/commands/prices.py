@@ -3,21 +3,35 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
+from collections import Counter
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
 
-from gacost.base import gpu_table
 from gacost.base.errors import DataError
 from gacost.base.records import Offer
 from gacost.commands.inputs import note, price_table, warn
-from gacost.pricing.cache import PriceCache, format_age, max_age_from_env, parse_age
-from gacost.pricing.snapshot import PriceTable, load_snapshot
+from gacost.pricing.cache import (
+    PriceCache,
+    format_age,
+    max_age_from_env,
+    parse_age,
+    parse_timestamp,
+)
+from gacost.pricing.select import parse_gpu_query, select_offers
+from gacost.pricing.snapshot import (
+    PriceTable,
+    load_snapshot,
+    read_rejections,
+    read_rejections_file,
+)
 from gacost.pricing.sources import SOURCES
-from gacost.reports.formats import rows_csv
+from gacost.pricing.spot_advisor import read_risk
+from gacost.reports.formats import Column, plain, rows_csv, table_text
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -25,7 +39,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("prices", help="list GPU offers and hourly rates; refresh them")
     which = p.add_mutually_exclusive_group()
     which.add_argument(
-        "--gpu", action="append", default=[], help="only this GPU (or family); repeatable"
+        "--gpu",
+        action="append",
+        default=[],
+        help="only this GPU, family or NAME:COUNT (e.g. B200, A100, A100:8); repeatable",
     )
     which.add_argument(
         "--compare", metavar="GPU", help="one GPU across providers and regions, cheapest first"
@@ -35,6 +52,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="append",
         default=[],
         help="only this provider (and, with --refresh/--export, its sources); repeatable",
+    )
+    p.add_argument(
+        "--region",
+        action="append",
+        default=[],
+        help="only regions starting with this (e.g. us-east-1, europe); repeatable",
     )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--prices", metavar="F", help="a price file instead of cache + snapshot")
@@ -51,6 +74,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "(`--export data/prices` regenerates the embedded snapshot)",
     )
     mode.add_argument("--list-sources", action="store_true", help="list the live sources")
+    mode.add_argument(
+        "--rejected",
+        action="store_true",
+        help="list every row the quality rules dropped, changed or flagged, with the reason",
+    )
     p.add_argument(
         "--source",
         action="append",
@@ -65,7 +93,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="refresh caches older than this, e.g. 6h, 2d, 0 (default $GACOST_PRICE_MAX_AGE "
         "or 24h)",
     )
-    p.add_argument("--format", choices=("table", "csv"), default="table")
+    p.add_argument(
+        "--deadline",
+        type=_seconds,
+        metavar="TIME",
+        help="one time limit for the whole refresh or export, e.g. 60s, 2m (default "
+        "$GACOST_REFRESH_DEADLINE or 60s)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="store a fetched table even when it has under half the offers it replaces",
+    )
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    p.add_argument(
+        "--wide", action="store_true", help="every column (memory, host, source, time)"
+    )
     p.set_defaults(run=run, prices_parser=p)
 
 
@@ -76,58 +119,97 @@ def _age(text: str) -> timedelta:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _seconds(text: str) -> timedelta:
+    try:
+        value = parse_age(text, default_unit="s")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if value.total_seconds() <= 0:
+        raise argparse.ArgumentTypeError(f"must be above 0 s, got {text!r}")
+    return value
+
+
 def run(args: argparse.Namespace) -> str:
-    """List, compare, refresh or export offers."""
+    """List, compare, refresh or export offers, or list the rejected rows."""
     if args.prices and args.source:
         args.prices_parser.error("argument --source: not allowed with argument --prices")
     if args.list_sources:
         return _list_sources(args.format)
     if args.export is not None:
         return _export(args)
+    if args.rejected:
+        return _rejected(args)
     table = price_table(
         args.prices,
         refresh=args.refresh or bool(args.source),
         sources=args.source,
         providers=args.provider,
         max_age=args.max_age,
+        force=args.force,
+        deadline=args.deadline,
     )
     if args.compare:
         return _compare(table, args)
-    gpus = set(gpu_table.resolve_gpus(args.gpu)) if args.gpu else None
-    offers = _filtered(table, gpus, args.provider)
-    offers.sort(key=lambda o: (o.gpu, o.per_gpu_hour or float("inf"), o.provider, o.region))
-    rows = [
-        {
-            "gpu": o.gpu, "count": o.gpu_count, "provider": o.provider, "region": o.region,
-            "instance": o.instance_type, "on_demand_hour": o.price_hour, "spot_hour": o.spot_hour,
-            "per_gpu_hour": _round(o.per_gpu_hour),
-        }
-        for o in offers
-    ]  # fmt: skip
-    return _render(rows, args.format, f"{len(rows)} offers", table)
+    queries = [parse_gpu_query(g, table.offers) for g in args.gpu]
+    offers = select_offers(
+        table.offers, gpus=queries, providers=args.provider, regions=args.region
+    )
+    offers.sort(key=lambda o: (o.gpu, _or_inf(o.per_gpu_hour), o.provider, o.region))
+    rows = [_offer_row(o) for o in offers]
+    return _render(rows, args, f"{len(rows)} offers", table, LIST_COLUMNS)
 
 
 def _compare(table: PriceTable, args: argparse.Namespace) -> str:
     """Offers of one GPU (or family), cheapest on-demand per GPU-hour first."""
-    gpus = gpu_table.resolve_gpus([args.compare])
-    offers = _filtered(table, set(gpus), args.provider)
+    query = parse_gpu_query(args.compare, table.offers)
+    offers = select_offers(
+        table.offers, gpus=[query], providers=args.provider, regions=args.region
+    )
     offers.sort(key=lambda o: (_or_inf(o.per_gpu_hour), _or_inf(_spot_per_gpu(o)), o.provider))
+    rows = [_offer_row(o) for o in offers]
+    what = (
+        f"{len(rows)} offers for {', '.join(query.names)}, cheapest on-demand per GPU-hour first"
+    )
+    return _render(rows, args, what, table, COMPARE_COLUMNS)
+
+
+def _rejected(args: argparse.Namespace) -> str:
+    """The rows the quality rules acted on: the snapshot's, then each cached source's."""
+    cache = PriceCache()
+    items = [("snapshot", r) for r in read_rejections()]
+    for name in SOURCES:
+        path = cache.rejected_path(name)
+        if path.is_file():
+            items += [(name, r) for r in read_rejections_file(path)]
+    queries = [parse_gpu_query(g, [r.offer for _, r in items]) for g in args.gpu]
+    chosen = {
+        id(o)
+        for o in select_offers(
+            [r.offer for _, r in items], gpus=queries, providers=args.provider,
+            regions=args.region,
+        )
+    }  # fmt: skip
     rows = [
-        {
-            "gpu": o.gpu, "provider": o.provider, "region": o.region, "instance": o.instance_type,
-            "gpus": o.gpu_count, "per_gpu_hour": _round(o.per_gpu_hour),
-            "spot_per_gpu_hour": _round(_spot_per_gpu(o)), "instance_hour": o.price_hour,
-            "fetched_at": o.fetched_at,
-        }
-        for o in offers
-    ]  # fmt: skip
-    what = f"{len(rows)} offers for {', '.join(gpus)}, cheapest on-demand per GPU-hour first"
-    return _render(rows, args.format, what, table)
+        {"reason": r.reason, "action": r.action, "from": origin, **_offer_row(r.offer)}
+        for origin, r in items
+        if id(r.offer) in chosen
+    ]
+    counts = Counter(row["reason"] for row in rows)
+    if args.format == "csv":
+        return rows_csv(rows).rstrip("\n")
+    if args.format == "json":
+        return json.dumps({"rejected": rows, "counts": dict(counts)}, indent=2)
+    columns = REJECTED_COLUMNS if not args.wide else REJECTED_COLUMNS + WIDE_EXTRA
+    text = table_text([_short_row(r, args.wide, _SHORT_REJECTED) for r in rows], columns)
+    summary = "\n".join(f"{n:>5}  {reason}" for reason, n in counts.most_common())
+    return f"{text}\n\n{len(rows)} rows rejected, changed or flagged:\n{summary}"
 
 
 def _export(args: argparse.Namespace) -> str:
-    from gacost.pricing.refresh import Refresher, select_sources  # the network layer, lazily
+    # the network layer, lazily
+    from gacost.pricing.refresh import Refresher, deadline_from_env, select_sources
 
+    seconds = args.deadline.total_seconds() if args.deadline else deadline_from_env()
     refresher = Refresher(
         cache=PriceCache(),
         snapshot=load_snapshot(),
@@ -135,6 +217,7 @@ def _export(args: argparse.Namespace) -> str:
         env=os.environ,
         warn=warn,
         note=note,
+        deadline_s=seconds,
     )
     return "\n".join(refresher.export(args.export, select_sources(args.source, args.provider)))
 
@@ -166,6 +249,12 @@ def _key_state(key_env: str | None) -> str:
 
 def _cache_state(cache: PriceCache, name: str, now: datetime, max_age: timedelta) -> str:
     try:
+        if SOURCES[name].kind == "risk":
+            risk = read_risk(cache.risk_path())
+            if risk is None:
+                return "none"
+            age = max(timedelta(0), now - parse_timestamp(risk.fetched_at))
+            return f"{format_age(age)} old" + (" (stale)" if age > max_age else "")
         cached = cache.read(name)
     except DataError:
         return "corrupt"
@@ -175,22 +264,92 @@ def _cache_state(cache: PriceCache, name: str, now: datetime, max_age: timedelta
     return f"{format_age(age)} old" + (" (stale)" if age > max_age else "")
 
 
-def _filtered(table: PriceTable, gpus: set[str] | None, providers: list[str]) -> list[Offer]:
-    wanted = {p.lower() for p in providers} or None
-    return [
-        o
-        for o in table.offers
-        if (gpus is None or o.gpu in gpus) and (wanted is None or o.provider in wanted)
-    ]
+def _offer_row(o: Offer) -> dict[str, Any]:
+    return {
+        "gpu": o.gpu, "count": o.gpu_count, "provider": o.provider, "region": o.region,
+        "instance": o.instance_type, "on_demand_hour": o.price_hour, "spot_hour": o.spot_hour,
+        "per_gpu_hour": _round(o.per_gpu_hour), "spot_per_gpu_hour": _round(_spot_per_gpu(o)),
+        "gpu_memory_gib": o.gpu_memory_gib, "vcpus": o.vcpus, "ram_gib": o.ram_gib,
+        "source": o.source, "fetched_at": o.fetched_at,
+        "interruptions_per_hour": o.interruption_per_hour,
+    }  # fmt: skip
 
 
-def _render(rows: list[dict[str, Any]], fmt: str, what: str, table: PriceTable) -> str:
-    if fmt == "csv":
+def _money(v: Any) -> str:
+    return "" if v is None else f"{v:.3f}"
+
+
+def _rate(v: Any) -> str:
+    return "" if v is None else f"{v:.5f}"
+
+
+def _count(v: Any) -> str:
+    return "" if v is None else f"{v:g}"
+
+
+# (key, header, formatter): the default table fits 120 columns; --wide adds WIDE_EXTRA.
+LIST_COLUMNS: list[Column] = [
+    ("gpu", "GPU", plain), ("count", "n", _count), ("provider", "provider", plain),
+    ("region", "region", plain), ("instance", "instance", plain),
+    ("on_demand_hour", "$/h", _money), ("spot_hour", "spot $/h", _money),
+    ("per_gpu_hour", "$/GPU-h", _money),
+]  # fmt: skip
+COMPARE_COLUMNS: list[Column] = [
+    ("gpu", "GPU", plain), ("provider", "provider", plain), ("region", "region", plain),
+    ("instance", "instance", plain), ("count", "n", _count), ("per_gpu_hour", "$/GPU-h", _money),
+    ("spot_per_gpu_hour", "spot $/GPU-h", _money), ("on_demand_hour", "$/h", _money),
+]  # fmt: skip
+REJECTED_COLUMNS: list[Column] = [
+    ("action", "action", plain), ("reason", "reason", plain), ("provider", "provider", plain),
+    ("region", "region", plain), ("instance", "instance", plain),
+    ("on_demand_hour", "$/h", _money),
+]  # fmt: skip
+WIDE_EXTRA: list[Column] = [
+    ("gpu_memory_gib", "GiB/GPU", _count), ("vcpus", "vCPUs", _count),
+    ("ram_gib", "RAM GiB", _count), ("interruptions_per_hour", "spot int./h", _rate),
+    ("source", "source", plain), ("fetched_at", "fetched", plain),
+]  # fmt: skip
+# Cell widths of the default table (longer names end in "~"; --wide shows them whole).
+_SHORT = {"gpu": 14, "provider": 14, "region": 18, "instance": 26}
+_SHORT_REJECTED = {"reason": 36, "provider": 10, "region": 14, "instance": 20}
+
+
+def _short_row(
+    row: dict[str, Any], wide: bool, widths: dict[str, int] = _SHORT
+) -> dict[str, Any]:
+    if wide:
+        return row
+    out = dict(row)
+    for key, width in widths.items():
+        value = out.get(key)
+        if isinstance(value, str) and len(value) > width:
+            out[key] = value[: width - 1] + "~"
+    return out
+
+
+def _render(
+    rows: list[dict[str, Any]],
+    args: argparse.Namespace,
+    what: str,
+    table: PriceTable,
+    columns: list[Column],
+) -> str:
+    if args.format == "csv":
         return rows_csv(rows).rstrip("\n")
-    return tabulate(rows, headers="keys") + (
-        f"\n\n{what}; {table.source}, as of {table.as_of}. Prices are USD per instance-hour "
-        "unless marked per GPU."
+    if args.format == "json":
+        meta = {
+            "as_of": table.as_of, "source": table.source,
+            "sources": list(table.sources) or [table.source], "what": what,
+        }  # fmt: skip
+        return json.dumps({**meta, "offers": rows}, indent=2)
+    shown = columns + WIDE_EXTRA if args.wide else columns
+    text = table_text([_short_row(r, args.wide) for r in rows], shown)
+    providers = len({r["provider"] for r in rows})
+    footer = (
+        f"{what}\nfrom {providers} providers, as of {table.as_of}; USD per hour "
+        "(--format json names the sources, --wide shows every column)"
     )
+    return f"{text}\n\n{footer}"
 
 
 def _spot_per_gpu(offer: Offer) -> float | None:

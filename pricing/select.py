@@ -1,0 +1,91 @@
+"""Choosing offers: GPU queries (``B200``, ``A100:8``, a family), providers and regions.
+
+Pure functions over :class:`Offer` rows. A GPU name resolves through the GPU table first
+(names, aliases, families), and otherwise through the names the price data itself holds
+(``B200``, ``GH200``, SkyPilot's ``RTXPRO6000``), normalised like catalog rows are, so an
+offer whose GPU has no spec row is still listed and filterable. ``NAME:COUNT`` (SkyPilot's
+syntax) keeps offers with exactly that many GPUs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from gacost.base import gpu_table
+from gacost.base.errors import UnknownNameError, did_you_mean
+from gacost.base.gpu_names import canonical_gpu
+from gacost.base.records import Offer
+
+
+@dataclass(frozen=True)
+class GpuQuery:
+    """One ``--gpu`` value: the canonical names it means and, optionally, a GPU count."""
+
+    text: str
+    names: tuple[str, ...]
+    count: float | None = None
+
+    def matches(self, offer: Offer) -> bool:
+        """True when ``offer`` has one of the GPUs (and the count, when one was given)."""
+        if offer.gpu not in self.names:
+            return False
+        return self.count is None or offer.gpu_count == self.count
+
+
+def parse_gpu_query(text: str, offers: Sequence[Offer]) -> GpuQuery:
+    """``"A100"``, ``"a100-80gb"``, ``"B200"``, ``"A100:8"``; unknown names raise
+    :class:`UnknownNameError` with a suggestion."""
+    name, sep, count_text = text.strip().partition(":")
+    count = None
+    if sep:
+        try:
+            count = float(count_text)
+        except ValueError:
+            count = -1.0
+        if not count > 0:
+            raise UnknownNameError(
+                f"GPU '{text}': the count after ':' must be a number above 0, e.g. A100:8"
+            )
+    return GpuQuery(text, resolve_gpu_name(name, offers), count)
+
+
+def resolve_gpu_name(name: str, offers: Sequence[Offer]) -> tuple[str, ...]:
+    """Canonical names for ``name``: the GPU table's, else a GPU the offers hold."""
+    try:
+        return gpu_table.resolve_gpus([name])
+    except UnknownNameError:
+        pass
+    in_data = sorted({o.gpu for o in offers})
+    by_key = {gpu_table.squash(g): g for g in in_data}
+    cleaned = canonical_gpu(name)
+    if cleaned in gpu_table.gpu_specs():  # a table GPU guessed from a prefix ("A1000")
+        cleaned = None
+    for key in (gpu_table.squash(name), gpu_table.squash(cleaned or "")):
+        if key in by_key:
+            return (by_key[key],)
+    hint = did_you_mean(name, [*gpu_table.gpu_specs(), *gpu_table.families(), *in_data])
+    raise UnknownNameError(
+        f"unknown GPU '{name}'{hint}; `gacost gpus` lists the GPUs with specs, "
+        "`gacost prices` every GPU with a price"
+    )
+
+
+def select_offers(
+    offers: Iterable[Offer],
+    *,
+    gpus: Sequence[GpuQuery] = (),
+    providers: Sequence[str] = (),
+    regions: Sequence[str] = (),
+) -> list[Offer]:
+    """The offers matching any GPU query, any provider and any region (case-insensitive
+    prefix of the region, so ``us-`` or ``europe`` work); an empty filter keeps all."""
+    wanted = {p.strip().lower() for p in providers}
+    prefixes = tuple(r.strip().lower() for r in regions)
+    return [
+        o
+        for o in offers
+        if (not gpus or any(q.matches(o) for q in gpus))
+        and (not wanted or o.provider.lower() in wanted)
+        and (not prefixes or o.region.lower().startswith(prefixes))
+    ]
