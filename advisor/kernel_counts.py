@@ -40,10 +40,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from gacost.advisor.time_model import TrainSetup
 from gacost.base.errors import JobSpecError
 from gacost.base.records import ModelArch
+
+if TYPE_CHECKING:  # time_model imports this module to count a workload's launches
+    from gacost.advisor.time_model import TrainSetup
 
 LINEAR_NAMES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 

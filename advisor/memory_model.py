@@ -3,8 +3,9 @@
 ``peak_reserved = static + alpha * A_tok * T + loss_tok * T + frag * static + slack``, what the
 PyTorch caching allocator reserves (``torch.cuda.max_memory_reserved``), with
 
-* ``static``: frozen weights (bf16/fp16 2 B, fp32 4 B, QLoRA NF4 decoder + fp32 embeddings
-  and LM head) plus the trainable part at 16 B/param (fp32 adapter, gradient, Adam m and v),
+* ``static``: frozen weights (bf16/fp16 2 B, fp32 4 B, QLoRA NF4 decoder + bf16 embeddings and
+  LM head as TRL loads them, fp32 after ``prepare_model_for_kbit_training``) plus the
+  trainable part at 16 B/param (fp32 adapter, gradient, Adam m and v),
 * ``A_tok``: activation bytes per token; with gradient checkpointing the bf16 input of every
   decoder layer plus twice the working set of the one layer being recomputed and
   back-propagated; without, every layer's working set,
@@ -69,8 +70,12 @@ def layer_working_set_per_token(arch: ModelArch, setup: TrainSetup) -> float:
 def weight_bytes(arch: ModelArch, setup: TrainSetup) -> float:
     """Bytes of the frozen weights as stored on the GPU."""
     if setup.method == "qlora":
+        # TRL keeps the embeddings, norms and LM head in bf16; PEFT's
+        # prepare_model_for_kbit_training upcasts them to fp32 (H200: model memory of
+        # Qwen3-8B 5.67 GiB plain, 7.99 GiB prepared; bench/H200-SWEEP.md)
         n_dec = arch.num_hidden_layers * arch.layer_linear_params
-        return n_dec * QLORA_BYTES_PER_PARAM + (arch.total_params - n_dec) * 4.0
+        rest = 4.0 if setup.prepare_for_kbit else 2.0
+        return n_dec * QLORA_BYTES_PER_PARAM + (arch.total_params - n_dec) * rest
     if setup.method == "full" and setup.precision == "fp16":
         return arch.total_params * 4.0  # fp16 AMP keeps fp32 master weights
     return arch.total_params * (4.0 if setup.precision == "fp32" else 2.0)

@@ -146,7 +146,8 @@ def estimate_job(job: Job, offers: Sequence[Offer],
         sequence_length=job.sequence_length, precision=job.precision,
         gradient_checkpointing=job.gradient_checkpointing,
     )
-    fitted = predictor.fitted_model([*user_profiles, *references], archs=[arch])
+    fitted = (predictor.fitted_model([*user_profiles, *references], archs=[arch])
+              if user_profiles else predictor.reference_model())
     worlds = job.world_sizes()
     estimates: list[SplitEstimate] = []
     skipped: list[SkippedGpu] = []

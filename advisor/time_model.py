@@ -1,22 +1,30 @@
 """Time model of one LoRA training update: pure functions of costs, GPU rates and parameters.
 
-One micro-step of ``m`` sequences (``T = m * s`` tokens) costs
+Version 2 (issue 12), built on what the H200 traces show (bench/H200-SWEEP.md). One micro-step
+of ``m`` sequences (``T = m * s`` tokens) launches ``L(m)`` kernels
+(:mod:`gacost.advisor.kernel_counts`, a structural count) and costs
 
-* host/launch time ``t_host = h * L * pass_factor`` (``h``: seconds per decoder layer, a
-  property of the host CPU and software stack; GC adds a recompute pass),
-* GPU time ``t_gpu = W / BW + F(T) / (P * eta(w))``: frozen-weight bytes ``W`` (read in the
-  forward, the GC recompute and the backward) over the memory bandwidth, and training FLOPs
-  ``F`` (frozen base: forward + input-gradient GEMMs, no weight gradients; LoRA adapters: all
-  three; attention core; recompute under GC) over the dense tensor rate ``P`` at an efficiency
-  that grows with the work per layer ``w = F / L``: ``eta(w) = eta_max * w / (w + P * tau)``,
-  so ``F / (P * eta) = F / (P * eta_max) + L * tau / eta_max``,
+* host time ``t_host = c * L(m) * f_host``: ``c`` seconds per launch is a property of the
+  host CPU, VM and Python stack (fitted per calibration host, a prior elsewhere); ``f_host``
+  the measured per-launch cost of the configuration relative to LoRA with checkpointing
+  (QLoRA's bitsandbytes launches, Liger's Triton launches, no recompute hooks),
+* GPU time ``t_gpu = F T / (P eta(T h)) + (W + A T) / BW_stream + L(m) g``:
+  GEMM FLOPs ``F`` per token at the GPU's sustained matmul rate ``P`` and an efficiency that
+  grows with the GEMM rows x width, ``eta = eta_max * T h / (T h + W0)`` (``W0`` in
+  proportion to the GPU's SM count: a smaller GPU fills with fewer tiles); the memory-bound
+  kernels (casts, element-wise, norms, the loss: 50-66 % of GPU time on the H200) as bytes
+  per token ``A`` at the GPU's stream bandwidth, plus the frozen-weight bytes ``W``; and a GPU
+  floor ``g`` per launched kernel (tiny kernels cost their launch latency),
 
 and the host and GPU overlap (the host queues kernels ahead of the GPU):
-``t_micro = (t_host**p + t_gpu**p) ** (1/p)``, a smooth maximum (``p = 1``: no overlap).
-One update is ``k * t_micro + t_opt`` (optimizer step: host time per layer plus the bytes of
-the trainable state over the bandwidth).
+``t_micro = (t_host**p + t_gpu**p) ** (1/p)``, a smooth maximum. One update is
+``k * t_micro + t_opt`` (optimizer step: host time per layer plus the bytes of the
+trainable state over the bandwidth).
 
-Free parameters (:class:`TimeParams`): ``h`` (host), ``eta_max`` (GPU), ``tau`` (global).
+``W0``, ``A``'s coefficients and ``g`` come from the H200 sweep's traces
+(``bench/model_v2.py`` derives them; bench/MODEL.md); ``P`` and ``BW_stream`` from the
+sourced GPU table. Free parameters (:class:`TimeParams`): ``c`` (host), ``eta_max`` (GPU),
+``g`` (global).
 
 Data parallel over ``N`` GPUs of one node (``m`` per GPU) adds, once per update, the ring
 all-reduce of the trainable gradients: ``2(N-1)/N * bytes / link_bw + 2(N-1) * latency``
@@ -25,12 +33,38 @@ all-reduce of the trainable gradients: ``2(N-1)/N * bytes / link_bw + 2(N-1) * l
 
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass
 
+from gacost.advisor import kernel_counts
 from gacost.base import gpu_table
 from gacost.base.records import GpuSpec, ModelArch
 
 OVERLAP_P = 4.0  # smooth-max exponent between host and GPU time (see bench/MODEL.md)
+# --- GPU terms derived from the H200 sweep's traces (bench/model_v2.py, bench/MODEL.md) ----
+GEMM_SHAPE_W0 = 1.44e6  # T x hidden at which GEMMs reach half their best efficiency (H200)
+GEMM_SHAPE_SMS = 132  # ... on the H200's 132 SMs; a GPU with fewer SMs fills at smaller shapes
+ACT_BYTES_HIDDEN = 159.1  # memory-bound bytes per token, layer and pass, per hidden element
+ACT_BYTES_LORA_IN = 53.34  # the same per input element of a LoRA-wrapped linear
+ACT_BYTES_VOCAB = 0.0  # per token and vocabulary entry: fitted negative (collinear), left out
+GPU_S_PER_LAUNCH = 1.04e-6  # GPU time floor per launched kernel (H200)
+# per-launch host cost relative to LoRA with checkpointing (H200 sweep, t/L per split):
+HOST_FACTOR_QLORA = 1.2  # bitsandbytes dequant launches: 37-41 against 31-34 us
+HOST_FACTOR_LIGER = 1.6  # Triton launches from Python: 47-53 us
+# no checkpointing: the host-bound splits of the two no-GC workloads ran at 22.8 us (Qwen3-1.7B
+# 1x4) and 31.5 us (Llama-3.2-1B 1x8) per launch against 33 us with GC: geometric mean 0.81
+HOST_FACTOR_NO_GC = 0.81
+# memory-bound GPU time relative to bf16 LoRA of the same shapes (H200 sweep traces, one
+# workload each): fused kernels (Liger 62 -> 34 ms per micro-step; torch.compile taken as the
+# same), QLoRA as TRL builds it (w06: 456 ms against 617 predicted for LoRA) and with
+# prepare_model_for_kbit_training's fp32 upcasts (w07: 753 against 620)
+FUSED_OTHER_FACTOR = 0.55
+QLORA_OTHER_FACTOR = 0.74
+PREPARE_KBIT_OTHER_FACTOR = 1.21
+STREAM_FRACTION = 0.8  # stream/peak bandwidth where the table has no measured stream rate
+# launches are counted at these micro-batches and interpolated in log2(m) between them
+LAUNCH_GRID = tuple(2**i for i in range(10))
 OPT_HOST_S_PER_LAYER = 6e-4  # optimizer step + Trainer bookkeeping per layer (prior, not fitted)
 ADAM_BYTES_PER_PARAM = 28.0  # AdamW fp32: read param, grad, m, v; write param, m, v
 QLORA_BYTES_PER_PARAM = 0.5 + 4.0 / 64 / 4  # NF4 + double-quantised absmax per 64-block
@@ -51,6 +85,9 @@ class TrainSetup:
     precision: str
     gradient_checkpointing: bool
     chunked_loss: bool = True
+    liger: bool = False
+    torch_compile: bool = False
+    prepare_for_kbit: bool = False
 
 
 @dataclass(frozen=True)
@@ -64,6 +101,20 @@ class WorkCosts:
     trainable_params: float
     host_pass_factor: float
     compute_precision: str
+    hidden: int = 0
+    act_bytes_per_token: float = 0.0
+    launches: tuple[float, ...] = ()  # per micro-step at LAUNCH_GRID micro-batches
+
+    def launches_at(self, m: int) -> float:
+        """Kernels launched per micro-step of ``m`` sequences (log-linear between grid points)."""
+        if not self.launches:
+            return 0.0
+        x = min(max(math.log2(max(m, 1)), 0.0), len(self.launches) - 1.0)
+        i = min(int(x), len(self.launches) - 2) if len(self.launches) > 1 else 0
+        if len(self.launches) == 1:
+            return self.launches[0]
+        frac = x - i
+        return self.launches[i] * (1 - frac) + self.launches[i + 1] * frac
 
 
 @dataclass(frozen=True)
@@ -72,15 +123,17 @@ class GpuRates:
 
     flops: float
     bandwidth: float
+    stream_bandwidth: float = 0.0
+    gemm_shape_w0: float = 0.0  # T x hidden at half GEMM efficiency (0: GEMM_SHAPE_W0)
 
 
 @dataclass(frozen=True)
 class TimeParams:
     """The fitted parameters of the time model."""
 
-    host_s_per_layer: float
+    host_s_per_launch: float
     efficiency: float
-    kernel_s_per_layer: float
+    gpu_s_per_launch: float
     overlap: float = OVERLAP_P
 
 
@@ -95,7 +148,7 @@ class MicroStep:
 
     @property
     def gpu(self) -> float:
-        """GPU-side time: traffic + compute + fixed per-layer time."""
+        """GPU-side time: memory traffic + GEMM compute + the per-launch floor."""
         return self.traffic + self.compute + self.fixed
 
 
@@ -139,36 +192,96 @@ def weight_traffic_bytes(arch: ModelArch, setup: TrainSetup) -> float:
     return (n_dec * dec_passes + n_head * 2) * b
 
 
+def activation_bytes_per_token(arch: ModelArch, setup: TrainSetup) -> float:
+    """Bytes the memory-bound kernels move per token of one micro-step (H200-fitted structure:
+    per layer and pass a multiple of the hidden width and of the LoRA-wrapped inputs, plus the
+    LM head output and loss per vocabulary entry); fused kernels move less."""
+    passes = 3 if setup.gradient_checkpointing else 2
+    widths = lora_input_widths(arch, setup)
+    per_layer = ACT_BYTES_HIDDEN * arch.hidden_size + ACT_BYTES_LORA_IN * widths
+    total = arch.num_hidden_layers * passes * per_layer + ACT_BYTES_VOCAB * arch.vocab_size
+    if setup.method == "qlora":
+        total *= PREPARE_KBIT_OTHER_FACTOR if setup.prepare_for_kbit else QLORA_OTHER_FACTOR
+    return total * (FUSED_OTHER_FACTOR if setup.liger or setup.torch_compile else 1.0)
+
+
+def lora_input_widths(arch: ModelArch, setup: TrainSetup) -> int:
+    """Sum of the input widths of the LoRA-wrapped linears of one layer (0 for a full
+    fine-tune)."""
+    if setup.method == "full":
+        return 0
+    attn_out = arch.num_attention_heads * arch.head_dim
+    width = {"q_proj": arch.hidden_size, "k_proj": arch.hidden_size, "v_proj": arch.hidden_size,
+             "o_proj": attn_out, "gate_proj": arch.hidden_size, "up_proj": arch.hidden_size,
+             "down_proj": arch.intermediate_size}
+    return sum(width.get(t, arch.hidden_size) for t in setup.lora_targets)
+
+
+def host_factor(setup: TrainSetup) -> float:
+    """Host seconds per launch relative to LoRA with gradient checkpointing (measured)."""
+    f = HOST_FACTOR_QLORA if setup.method == "qlora" else 1.0
+    if setup.liger:
+        f *= HOST_FACTOR_LIGER
+    return f if setup.gradient_checkpointing else f * HOST_FACTOR_NO_GC
+
+
+@functools.lru_cache(maxsize=256)
 def work_costs(arch: ModelArch, setup: TrainSetup) -> WorkCosts:
-    """The cost terms of ``setup`` on ``arch``."""
+    """The cost terms of ``setup`` on ``arch`` (cached: pure in its frozen arguments)."""
+    compiled = kernel_counts.COMPILE_RATIO if setup.torch_compile else 1.0
+    launches = tuple(
+        compiled * sum(kernel_counts.microstep_parts(
+            arch, setup, m, liger=setup.liger, prepare_for_kbit=setup.prepare_for_kbit,
+        ).values())
+        for m in LAUNCH_GRID
+    )
     return WorkCosts(
         layers=arch.num_hidden_layers,
         sequence_length=setup.sequence_length,
         flops_per_token=flops_per_token(arch, setup),
         weight_bytes=weight_traffic_bytes(arch, setup),
         trainable_params=float(trainable_params(arch, setup)),
-        # launches: forward 1, backward 2, GC recompute 1 -> 4 units with GC, 3 without
-        host_pass_factor=1.0 if setup.gradient_checkpointing else 0.75,
+        host_pass_factor=host_factor(setup),
         compute_precision="fp16" if setup.method == "qlora" else setup.precision,
+        hidden=arch.hidden_size,
+        act_bytes_per_token=activation_bytes_per_token(arch, setup),
+        launches=launches,
     )
 
 
 def gpu_rates(gpu: GpuSpec, precision: str) -> GpuRates | None:
-    """Dense tensor rate and bandwidth of ``gpu`` for ``precision``, None without a rate."""
+    """Sustained matmul rate and bandwidths of ``gpu`` for ``precision``, None without a rate.
+
+    The rate is the table's sustained (maximum achievable) matmul figure for fp16/bf16 where
+    it has one, else the datasheet tensor rate times its matmul fraction (0.75 unknown); the
+    stream bandwidth is the measured one, else ``STREAM_FRACTION`` of the datasheet's."""
     peak = gpu.tensor_tflops(precision)
     if not peak:
         return None
-    return GpuRates(flops=peak * 1e12, bandwidth=gpu.bandwidth_gbs * 1e9)
+    if precision in ("fp16", "bf16") and gpu.sustained_tflops:
+        flops = gpu.sustained_tflops
+    else:
+        flops = peak * (gpu.matmul_fraction or 0.75)
+    stream = gpu.stream_bandwidth_gbs or gpu.bandwidth_gbs * STREAM_FRACTION
+    # tiles to fill the GPU scale with its SM count (one wave of output tiles per SM)
+    w0 = GEMM_SHAPE_W0 * (gpu.sm_count / GEMM_SHAPE_SMS if gpu.sm_count else 1.0)
+    return GpuRates(flops=flops * 1e12, bandwidth=gpu.bandwidth_gbs * 1e9,
+                    stream_bandwidth=stream * 1e9, gemm_shape_w0=w0)
 
 
 def micro_step(costs: WorkCosts, rates: GpuRates, params: TimeParams, m: int) -> MicroStep:
     """The parts of one micro-step of ``m`` sequences."""
     tokens = m * costs.sequence_length
+    launches = costs.launches_at(m)
+    shape = tokens * costs.hidden
+    w0 = rates.gemm_shape_w0 or GEMM_SHAPE_W0
+    eta = params.efficiency * (shape / (shape + w0) if costs.hidden else 1.0)
+    stream = rates.stream_bandwidth or rates.bandwidth * STREAM_FRACTION
     return MicroStep(
-        host=params.host_s_per_layer * costs.layers * costs.host_pass_factor,
-        traffic=costs.weight_bytes / rates.bandwidth,
-        compute=costs.flops_per_token * tokens / (rates.flops * params.efficiency),
-        fixed=costs.layers * params.kernel_s_per_layer / params.efficiency,
+        host=params.host_s_per_launch * launches * costs.host_pass_factor,
+        traffic=costs.weight_bytes / rates.bandwidth + costs.act_bytes_per_token * tokens / stream,
+        compute=costs.flops_per_token * tokens / (rates.flops * eta),
+        fixed=launches * params.gpu_s_per_launch,
     )
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import statistics
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -77,9 +78,15 @@ def datasets() -> list[Dataset]:
     """Every measurement: the reference profiles first, then the bench results."""
     out = []
     for p in predictor.reference_profiles():
-        kind = "published" if "published" in p.source else "calibrate"
-        out.append(_observe(f"{p.gpu} 1.7B s512 {kind}", p, True))
-    h200 = next(p for p in predictor.reference_profiles() if p.gpu == "H200-SXM")
+        size = re.search(r"(\d+(?:\.\d+)?)[bB]\b", p.workload.model)
+        kind = ("published" if "published" in p.source
+                else p.source.split()[-1][:3] + " sweep" if "h200_sweep" in p.source
+                else f"{p.workload.method} calibrate")
+        name = f"{p.gpu} {size.group(1) if size else '?'}B s{p.workload.sequence_length} {kind}"
+        out.append(_observe(name.replace("lora calibrate", "calibrate"), p, True))
+    h200 = next(p for p in predictor.reference_profiles()
+                if p.gpu == "H200-SXM" and p.source == "measured by gacost calibrate"
+                and p.workload.method == "lora")
     run2 = RESULTS / "h200-run2-calibration_vs_protocol.json"
     out.append(_observe("H200-SXM 1.7B s512 protocol run2", _protocol(run2, h200, "run2"), False))
     for i in (1, 2):
@@ -148,7 +155,7 @@ def memory_loo(data: list[Dataset]) -> list[dict[str, Any]]:
 def t4_from_specs(data: list[Dataset]) -> dict[str, list[dict[str, Any]]]:
     """The T4 table predicted with every GPU-side term from specs; only the host fitted.
 
-    ``h200_transfer``: stack efficiency and tau from the H200 measurements (no T4 data);
+    ``h200_transfer``: stack efficiency and the GPU floor from the H200 measurements (no T4 data);
     ``priors``: from the documented priors alone.
     """
     t4 = next(d for d in data if d.profile.gpu == "T4")
@@ -160,21 +167,23 @@ def t4_from_specs(data: list[Dataset]) -> dict[str, list[dict[str, Any]]]:
     js = [idx["stack_eff"], idx["gpu_eff:H200-SXM"]]
     x = float(sum(fh.fit.result.x[j] for j in js))
     sd = math.sqrt(float(sum(cov[a, b] for a in js for b in js)))
-    tau = fh.fit.result.x[idx["tau"]]
+    floor = fh.fit.result.x[idx["gpu_launch"]]
+    floor_sd = math.sqrt(float(cov[idx["gpu_launch"], idx["gpu_launch"]]))
     transfer = {
         "stack_eff": Prior(math.exp(x), sd),
-        "tau": Prior(math.exp(float(tau)), math.sqrt(float(cov[idx["tau"], idx["tau"]]))),
+        "gpu_launch": Prior(math.exp(float(floor)), floor_sd),
     }
     out: dict[str, list[dict[str, Any]]] = {}
     for label, priors in (("h200_transfer", transfer), ("priors", None)):
-        f = model_fit.fit_time(t4.times, priors=priors, fixed=("stack_eff", "tau", "gpu_eff:T4"))
-        host = f.params("T4").host_s_per_layer
+        f = model_fit.fit_time(t4.times, priors=priors,
+                               fixed=("stack_eff", "gpu_launch", "gpu_eff:T4"))
+        host = f.params("T4").host_s_per_launch
         rows = []
         for o in t4.times:
             b = f.predict(o.gpu, o.costs, o.rates, o.m, o.k)
             rows.append({"split": f"{o.m}x{o.k}", "measured": o.seconds, "predicted": b.value,
                          "low": b.low, "high": b.high, "error": b.value / o.seconds - 1,
-                         "host_s_per_layer": host})
+                         "host_s_per_launch": host})
         out[label] = rows
     return out
 
@@ -263,13 +272,13 @@ def validate() -> dict[str, Any]:
 
 def _derived(ref: predictor.FittedModel, allfit: predictor.FittedModel,
              data: list[Dataset]) -> list[dict[str, Any]]:
-    """Per GPU: host seconds per layer and efficiency (fraction of the datasheet rate)."""
+    """Per GPU: host seconds per launch and GEMM efficiency (fraction of the sustained rate)."""
     rows = []
     for label, model in (("reference", ref), ("all data", allfit)):
         for gpu in ("T4", "H200-SXM"):
             p = model.time.params(gpu)
-            rows.append({"fit": label, "gpu": gpu, "host_ms_per_layer": 1e3 * p.host_s_per_layer,
-                         "efficiency": p.efficiency, "tau_ms": 1e3 * p.kernel_s_per_layer})
+            rows.append({"fit": label, "gpu": gpu, "host_us_per_launch": 1e6 * p.host_s_per_launch,
+                         "efficiency": p.efficiency, "gpu_us_per_launch": 1e6 * p.gpu_s_per_launch})
     return rows
 
 
@@ -312,8 +321,9 @@ def _print(result: dict[str, Any]) -> None:
     print(table(result["all_data_fit"], ["param", "value", "low", "high", "prior", "fitted_on"],
                 num))
     print("\nPer GPU (derived):")
-    print(table(result["derived"], ["fit", "gpu", "host_ms_per_layer", "efficiency", "tau_ms"],
-                {"host_ms_per_layer": ".2f", "efficiency": ".3f", "tau_ms": ".3f"}))
+    print(table(result["derived"], ["fit", "gpu", "host_us_per_launch", "efficiency",
+                                    "gpu_us_per_launch"],
+                {"host_us_per_launch": ".1f", "efficiency": ".3f", "gpu_us_per_launch": ".3f"}))
     t = {"measured": ".3f", "predicted": ".3f", "low": ".3f", "high": ".3f", "error": "+.1%"}
     for key in ("profile_alone", "all_other_data"):
         print(f"\nTime leave-one-out ({key.replace('_', ' ')}), s/update:")
@@ -323,7 +333,7 @@ def _print(result: dict[str, Any]) -> None:
     for key, rows in result["t4_from_specs"].items():
         print(f"\nPublished T4 table from specs + fitted host ({key}):")
         print(table(rows, ["split", "measured", "predicted", "low", "high", "error",
-                           "host_s_per_layer"], {**t, "host_s_per_layer": ".4f"}))
+                           "host_s_per_launch"], {**t, "host_s_per_launch": ".4f"}))
     print("\nBench measurements predicted by the reference fit:")
     print(table(result["transfer_from_reference_fit"],
                 ["dataset", "split", "measured", "predicted", "low", "high", "error", "covered"],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from gacost.advisor import time_model
@@ -48,34 +50,74 @@ def test_smooth_max_runs_from_sum_to_max() -> None:
     assert time_model.smooth_max(0.0, 0.0, 4.0) == 0.0
 
 
-def test_gpu_bound_micro_step_is_linear_in_m() -> None:
-    costs = time_model.work_costs(_arch("Qwen/Qwen3-8B"), _setup(2048))
-    params = TimeParams(host_s_per_layer=1e-9, efficiency=0.3, kernel_s_per_layer=1e-3)
-    t = [time_model.micro_step_seconds(costs, RATES, params, m) for m in (1, 2, 4)]
-    assert t[2] - t[1] == pytest.approx(2 * (t[1] - t[0]), rel=1e-6)
-    part = time_model.micro_step(costs, RATES, params, 1)
-    # efficiency eta(w) = eta_max w / (w + P tau): the fixed term is L tau / eta_max
-    assert part.fixed == pytest.approx(36 * 1e-3 / 0.3)
-    assert t[0] == pytest.approx(part.traffic + part.compute + part.fixed, rel=1e-6)
+def test_gpu_bound_micro_step_grows_with_m_and_gemms_get_more_efficient() -> None:
+    arch = _arch("Qwen/Qwen3-8B")
+    costs = time_model.work_costs(arch, _setup(2048))
+    params = TimeParams(host_s_per_launch=1e-12, efficiency=0.9, gpu_s_per_launch=1e-6)
+    parts = [time_model.micro_step(costs, RATES, params, m) for m in (1, 2, 4)]
+    # GEMM time per token falls as T x hidden grows: eta = eta_max T h / (T h + W0)
+    per_token = [p.compute / (m * 2048) for p, m in zip(parts, (1, 2, 4), strict=True)]
+    assert per_token[0] > per_token[1] > per_token[2]
+    t = 2048 * arch.hidden_size
+    eta = 0.9 * t / (t + time_model.GEMM_SHAPE_W0)
+    assert parts[0].compute == pytest.approx(costs.flops_per_token * 2048 / (100e12 * eta))
+    # memory-bound bytes grow with the tokens; frozen weights are read once per micro-step
+    weights = costs.weight_bytes / RATES.bandwidth
+    stream = RATES.bandwidth * time_model.STREAM_FRACTION  # RATES has no stream rate
+    assert parts[1].traffic - weights == pytest.approx(2 * (parts[0].traffic - weights))
+    assert parts[0].traffic == pytest.approx(weights + costs.act_bytes_per_token * 2048 / stream)
+    # the GPU floor is one per launched kernel
+    assert parts[0].fixed == pytest.approx(costs.launches_at(1) * 1e-6)
+    t1 = time_model.micro_step_seconds(costs, RATES, params, 1)
+    assert t1 == pytest.approx(parts[0].gpu, rel=1e-6)
 
 
-def test_host_bound_micro_step_is_flat_and_update_adds_the_optimizer() -> None:
+def test_host_bound_micro_step_is_launches_times_cost_per_launch() -> None:
     arch = _arch("Qwen/Qwen3-1.7B")
     costs = time_model.work_costs(arch, _setup())
-    params = TimeParams(host_s_per_layer=0.013, efficiency=0.3, kernel_s_per_layer=1e-4)
-    fast = GpuRates(flops=1000e12, bandwidth=5e12)
+    params = TimeParams(host_s_per_launch=30e-6, efficiency=0.9, gpu_s_per_launch=1e-7)
+    fast = GpuRates(flops=1000e12, bandwidth=5e12, stream_bandwidth=4e12)
     t1, t4 = (time_model.micro_step_seconds(costs, fast, params, m) for m in (1, 4))
-    assert t1 == pytest.approx(0.013 * 28, rel=0.01)
-    assert t4 == pytest.approx(t1, rel=0.05)
+    # Qwen3-1.7B all-linear LoRA with checkpointing: about 11,000 launches per micro-step
+    assert 10_500 < costs.launches_at(1) < 12_500
+    assert t1 == pytest.approx(30e-6 * costs.launches_at(1), rel=0.01)
+    assert t4 == pytest.approx(30e-6 * costs.launches_at(4), rel=0.05)  # GPU still hidden
     assert time_model.host_share(costs, fast, params, 1) > 0.95
     upd = time_model.update_seconds(costs, fast, params, 1, 4)
     assert upd == pytest.approx(4 * t1 + time_model.optimizer_seconds(costs, fast))
+    # fewer launches without checkpointing, each cheaper; QLoRA and Liger launches cost more
     no_gc = time_model.work_costs(arch, _setup(gc=False))
-    assert time_model.micro_step(no_gc, fast, params, 1).host == pytest.approx(0.75 * 0.013 * 28)
+    assert no_gc.launches_at(1) < 0.8 * costs.launches_at(1)
+    assert time_model.micro_step(no_gc, fast, params, 1).host == pytest.approx(
+        30e-6 * no_gc.launches_at(1) * time_model.HOST_FACTOR_NO_GC)
+    liger = time_model.work_costs(arch, TrainSetup("lora", 16, LINEAR_MODULES, 512, "bf16",
+                                                   True, liger=True))
+    assert liger.launches_at(1) < costs.launches_at(1)
+    assert liger.host_pass_factor == time_model.HOST_FACTOR_LIGER
+    assert liger.act_bytes_per_token < costs.act_bytes_per_token
+
+
+def test_attention_only_lora_moves_fewer_bytes_and_launches_less() -> None:
+    arch = _arch("meta-llama/Llama-3.2-3B")
+    attn = TrainSetup("lora", 8, ("q_proj", "k_proj", "v_proj", "o_proj"), 1024, "bf16", True)
+    every = TrainSetup("lora", 8, LINEAR_MODULES, 1024, "bf16", True)
+    a, e = time_model.work_costs(arch, attn), time_model.work_costs(arch, every)
+    assert a.launches_at(8) < e.launches_at(8) and a.act_bytes_per_token < e.act_bytes_per_token
+    assert time_model.lora_input_widths(arch, attn) == 4 * 3072
+    assert time_model.lora_input_widths(arch, every) == 6 * 3072 + 8192
 
 
 def test_gpu_rates_need_a_tensor_rate() -> None:
     t4 = gpu_table.gpu_specs()["T4"]
     assert time_model.gpu_rates(t4, "bf16") is None
     rates = time_model.gpu_rates(t4, "fp16")
-    assert rates == GpuRates(flops=65e12, bandwidth=320e9)
+    # the sourced sustained rate (24 of 65 TFLOP/s under the 70 W cap) and stream bandwidth
+    # ... and GEMMs that fill its 40 SMs at 40/132 of the H200's shape
+    w0 = time_model.GEMM_SHAPE_W0 * 40 / 132
+    assert rates == GpuRates(flops=24e12, bandwidth=320e9, stream_bandwidth=239e9,
+                             gemm_shape_w0=w0)
+    unknown = replace(t4, sustained_tflops=None, stream_bandwidth_gbs=None, matmul_fraction=None,
+                      sm_count=None)
+    assert time_model.gpu_rates(unknown, "fp16") == GpuRates(
+        flops=65e12 * 0.75, bandwidth=320e9, stream_bandwidth=320e9 * time_model.STREAM_FRACTION,
+        gemm_shape_w0=time_model.GEMM_SHAPE_W0)
