@@ -90,8 +90,10 @@ class GroupRun:
 
     @property
     def hours_per_run(self) -> float:
-        """One run's hours, without any spot allowance."""
-        return self.seconds_per_update * self.group.updates / 3600.0
+        """One run's hours, without any spot allowance: the updates plus the estimate's
+        once-per-run set-up (torch.compile's compilation)."""
+        return (self.seconds_per_update * self.group.updates
+                + self.estimate.setup_seconds) / 3600.0
 
 
 @dataclass(frozen=True)
@@ -146,9 +148,10 @@ class Plan:
 
     @property
     def split(self) -> str:
-        """``m x k`` as text, with `` x N GPUs`` for a data-parallel run."""
+        """``m x k`` as text (with the machinery options on, e.g. ``+compile``), with
+        `` x N GPUs`` for a data-parallel run."""
         e = self.estimate
-        base = f"{e.micro_batch}x{e.grad_accum}"
+        base = e.split_label
         return base if e.world_size == 1 else f"{base} x {e.world_size} GPUs"
 
     @property
@@ -173,8 +176,7 @@ class Plan:
         """Dollars for one run of the first group: seconds x rate / 3600, with the spot
         allowance."""
         g = self.groups[0]
-        return run_cost(g.seconds_per_update, g.group.updates, self.rate_hour) * (
-            1.0 + self.allowance)
+        return g.hours_per_run * self.rate_hour * (1.0 + self.allowance)
 
     @property
     def runs(self) -> int:

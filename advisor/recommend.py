@@ -6,9 +6,9 @@ every candidate GPU and the offers it may use; the planner does the rest."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from gacost.advisor import predictor
+from gacost.advisor import predictor, time_model
 from gacost.advisor.breakeven import BreakEven, GpuBest, all_pairs, best_splits
 from gacost.advisor.calibration_advice import calibration_advice, model_ratio
 from gacost.advisor.objectives import Objective, objective_of
@@ -53,7 +53,13 @@ class Report:
 
 def fit_lines(model: predictor.FittedModel) -> list[str]:
     """Which model parameters were fitted on which profiles, in words."""
-    lines = [f"model fitted to: {'; '.join(model.used) or 'no profile (priors only)'}"]
+    per_gpu: dict[str, int] = {}
+    for u in model.used:
+        per_gpu[u.split()[0]] = per_gpu.get(u.split()[0], 0) + 1
+    counts = ", ".join(f"{g} {n}" for g, n in sorted(per_gpu.items()))
+    lines = [f"model fitted to {len(model.used)} profile(s) ({counts})" if model.used
+             else "model fitted to: no profile (priors only)"]
+
     for r in model.reports():
         if r.fitted:
             gpus = sorted({label.split()[0] for label in r.fitted_on})
@@ -145,25 +151,30 @@ def estimate_job(job: Job, offers: Sequence[Offer],
         method=job.method, lora_r=job.lora.r, lora_targets=job.lora.targets,
         sequence_length=job.sequence_length, precision=job.precision,
         gradient_checkpointing=job.gradient_checkpointing,
+        prepare_for_kbit=workload.prepare_for_kbit,
     )
     fitted = (predictor.fitted_model([*user_profiles, *references], archs=[arch])
               if user_profiles else predictor.reference_model())
     worlds = job.world_sizes()
     estimates: list[SplitEstimate] = []
     skipped: list[SkippedGpu] = []
-    for world in worlds:
-        found, missed = estimate_splits(
-            arch, setup, specs, job.splits(world), matched, job.vram_margin, model=fitted,
-            world=world,
-        )
-        estimates += found
-        skipped += [s for s in missed if s not in skipped]
-    levers = [name for name, on in (("torch_compile", job.torch_compile is True),
-                                    ("liger", job.liger is True)) if on]
-    if levers:
-        notes.append(f"predicted times assume no {' or '.join(levers)} (the model does not "
-                     "cover them yet); measured profiles with them apply (`gacost calibrate "
-                     "--compile/--liger`)")
+    profiles = [*user_profiles, *references]
+    for levers in lever_choices(job):
+        compiled, liger = "torch_compile" in levers, "liger" in levers
+        lever_setup = replace(setup, torch_compile=compiled, liger=liger)
+        mine = matched if not levers else matching_profiles(
+            profiles, replace(workload, torch_compile=compiled, liger=liger))[0]
+        setup_s = compile_seconds_for(arch, mine) if compiled else 0.0
+        for world in worlds:
+            found, missed = estimate_splits(
+                arch, lever_setup, specs, job.splits(world), mine, job.vram_margin,
+                model=fitted, world=world,
+            )
+            estimates += [replace(e, levers=levers, setup_seconds=setup_s) for e in found]
+            skipped += [s for s in missed if s not in skipped]
+    if any(job_lever in (True, "auto") for job_lever in (job.torch_compile, job.liger)):
+        notes.append("torch.compile / Liger predictions rest on one H200 measurement each "
+                     "(bench/MODEL.md); `gacost calibrate --compile/--liger` measures them")
     chosen = _filter_offers(job, offers, gpu_names, notes, worlds)
     for world in worlds:
         have = {o.gpu for o in chosen if o.gpu_count == world}
@@ -172,6 +183,68 @@ def estimate_job(job: Job, offers: Sequence[Offer],
         if no_price and (len(worlds) == 1 or world == 1):
             notes.append(f"no {what} offer in the price data for: {', '.join(no_price)}")
     return Estimated(model_name, arch, setup, fitted, estimates, skipped, chosen, notes)
+
+
+def lever_choices(job: Job) -> list[tuple[str, ...]]:
+    """The combinations of machinery options the job allows: ``true`` always on, ``false``
+    off, ``auto`` both ways (the planner picks, compile time amortised over each run)."""
+    combos: list[tuple[str, ...]] = [()]
+    for name, value in (("torch_compile", job.torch_compile), ("liger", job.liger)):
+        if value is True:
+            combos = [(*c, name) for c in combos]
+        elif value == "auto":
+            combos = [*combos, *((*c, name) for c in combos)]
+    return combos
+
+
+def compile_seconds_for(arch: ModelArch, profiles: Sequence[Profile]) -> float:
+    """torch.compile's compilation per run: measured in a matching profile, else the prior."""
+    measured = [s.compile_seconds for p in profiles for s in p.splits if s.compile_seconds]
+    return max(measured) if measured else time_model.compile_seconds(arch)
+
+
+def lever_lines(est: Estimated, chosen: SplitEstimate) -> list[str]:
+    """What each machinery option buys on the chosen GPU and split, and how busy the GPU is
+    without them (a host-bound split is where compile and fused kernels pay)."""
+    same = [e for e in est.estimates if e.gpu == chosen.gpu and e.world_size == chosen.world_size
+            and (e.micro_batch, e.grad_accum) == (chosen.micro_batch, chosen.grad_accum)
+            and e.seconds_per_update]
+    if not same:
+        return []
+    plain = min(same, key=lambda e: len(e.levers))  # the job's fixed options only
+    assert plain.seconds_per_update is not None
+    base_s = plain.seconds_per_update
+    parts = []
+    for e in sorted(same, key=lambda e: e.levers):
+        if e is plain or e.seconds_per_update is None:
+            continue
+        gain = e.seconds_per_update / base_s - 1
+        text = f"{'+'.join(e.levers)} {e.seconds_per_update:.3f} s/update ({gain:+.0%}, " \
+               f"{e.time_source})"
+        saved = base_s - e.seconds_per_update
+        if e.setup_seconds and saved > 0:
+            text += (f", compiling ~{e.setup_seconds:.0f} s per run pays back after "
+                     f"{e.setup_seconds / saved:.0f} updates")
+        parts.append(text)
+    busy = gpu_busy(est, chosen)
+    head = (f"levers on {chosen.gpu} at {chosen.micro_batch}x{chosen.grad_accum}: "
+            f"{'+'.join(plain.levers) or 'none'} {base_s:.3f} s/update ({plain.time_source}"
+            + (f", GPU busy about {busy:.0%}" if busy is not None else "") + ")")
+    return [head + ("; " + "; ".join(parts) if parts else "")]
+
+
+def gpu_busy(est: Estimated, e: SplitEstimate) -> float | None:
+    """The model's share of a micro-step the GPU is busy (no machinery options)."""
+    spec = gpu_table.gpu_specs().get(e.gpu)
+    if spec is None:
+        return None
+    costs = time_model.work_costs(est.arch, est.setup)
+    rates = time_model.gpu_rates(spec, costs.compute_precision)
+    if rates is None:
+        return None
+    part = time_model.micro_step(costs, rates, est.fitted.time.params(e.gpu), e.micro_batch)
+    total = time_model.smooth_max(part.host, part.gpu, time_model.OVERLAP_P)
+    return min(1.0, part.gpu / total) if total > 0 else None
 
 
 def run_group(job: Job, name: str = "job", runs: int | None = None) -> RunGroup:
@@ -207,6 +280,8 @@ def recommend(
     for p in ranked:
         if p.estimate.world_size == world:
             rates[p.gpu] = min(rates.get(p.gpu, p.rate_hour), p.rate_hour)
+    lever_notes = lever_lines(est, winner.estimate) if any(
+        v in (True, "auto") for v in (base.torch_compile, base.liger)) else []
     advice = calibration_advice(
         ranked, est.estimates, objective,
         model_ratio(est.fitted, est.arch, est.setup, gpu_table.gpu_specs()),
@@ -217,7 +292,8 @@ def recommend(
         splits_on_recommended=[
             e for e in est.estimates if e.gpu == winner.gpu and e.world_size == world
         ],
-        best=best, break_evens=all_pairs(best, rates), skipped=est.skipped, notes=est.notes,
+        best=best, break_evens=all_pairs(best, rates), skipped=est.skipped,
+        notes=[*lever_notes, *est.notes],
         price_as_of=price_as_of, price_source=price_source,
         estimates=est.estimates, calibrate=list(advice.gpus), advice=list(advice.reasons),
         model_fit=fit_lines(est.fitted),

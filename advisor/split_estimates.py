@@ -40,6 +40,15 @@ class SplitEstimate:
     peak_high_gib: float | None = None
     basis: str = ""
     world_size: int = 1  # GPUs of one data-parallel run (micro_batch is per GPU)
+    levers: tuple[str, ...] = ()  # machinery options on: "torch_compile", "liger"
+    setup_seconds: float = 0.0  # once per run (torch.compile's compilation)
+
+    @property
+    def split_label(self) -> str:
+        """``m x k`` with the machinery options on, e.g. ``4x1 +compile``."""
+        short = {"torch_compile": "compile", "liger": "liger"}
+        return f"{self.micro_batch}x{self.grad_accum}" + "".join(
+            f" +{short.get(lever, lever)}" for lever in self.levers)
 
     @property
     def headroom_gib(self) -> float | None:

@@ -63,6 +63,10 @@ FUSED_OTHER_FACTOR = 0.55
 QLORA_OTHER_FACTOR = 0.74
 PREPARE_KBIT_OTHER_FACTOR = 1.21
 STREAM_FRACTION = 0.8  # stream/peak bandwidth where the table has no measured stream rate
+# torch.compile's compilation, once per run: 148.9 s for Qwen3-1.7B (28 layers) on the lent
+# H200's host (bench/RESULTS.md, one measurement), taken per layer; a profile's measured
+# compile_seconds replaces it
+COMPILE_SECONDS_PER_LAYER = 148.9 / 28
 # launches are counted at these micro-batches and interpolated in log2(m) between them
 LAUNCH_GRID = tuple(2**i for i in range(10))
 OPT_HOST_S_PER_LAYER = 6e-4  # optimizer step + Trainer bookkeeping per layer (prior, not fitted)
@@ -247,6 +251,11 @@ def work_costs(arch: ModelArch, setup: TrainSetup) -> WorkCosts:
         act_bytes_per_token=activation_bytes_per_token(arch, setup),
         launches=launches,
     )
+
+
+def compile_seconds(arch: ModelArch) -> float:
+    """Prior seconds of torch.compile's compilation of ``arch`` (once per run)."""
+    return COMPILE_SECONDS_PER_LAYER * arch.num_hidden_layers
 
 
 def gpu_rates(gpu: GpuSpec, precision: str) -> GpuRates | None:

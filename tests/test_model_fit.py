@@ -178,3 +178,29 @@ def test_recommend_reports_fits_bands_and_calibration_advice() -> None:
     text = render_text(report)
     assert "90% band" in text and "calibrate:" in text and "headroom" in text
     assert '"seconds_low"' in render_json(report)
+
+
+def test_levers_on_auto_are_planned_with_compile_time_amortised_per_run() -> None:
+    from gacost.advisor.recommend import lever_choices
+
+    job = load_job(Path(__file__).parent.parent / "examples" / "qwen3-1.7b-lora.yaml")
+    assert lever_choices(job) == [()]  # false by default: nothing changes
+    auto = job.model_copy(update={"gpus": ["L4"], "torch_compile": "auto", "liger": True})
+    assert lever_choices(auto) == [("liger",), ("torch_compile", "liger")]
+    offers = [Offer("test", "r1", "l4-box", "L4", 1, 24, 8, 32, 0.80, None, "test", "2026-01")]
+    report = recommend(auto, offers)
+    by_split = {(e.split_label, e.setup_seconds) for e in report.estimates}
+    assert ("4x1 +liger", 0.0) in by_split
+    compiled = [e for e in report.estimates if "torch_compile" in e.levers]
+    assert compiled and all(e.setup_seconds == pytest.approx(
+        time_model.compile_seconds(_arch("Qwen/Qwen3-1.7B"))) for e in compiled)
+    w = report.recommended
+    hours = (w.estimate.seconds_per_update * auto.updates + w.estimate.setup_seconds) / 3600
+    assert w.hours_per_run == pytest.approx(hours)
+    assert any(n.startswith("levers on L4 at ") for n in report.notes)
+    # fewer launches with compile: the host term, and so the time, is lower
+    plain = {(e.micro_batch, e.grad_accum): e for e in report.estimates if e.levers == ("liger",)}
+    for e in compiled:
+        base = plain[(e.micro_batch, e.grad_accum)]
+        assert e.seconds_per_update is not None and base.seconds_per_update is not None
+        assert e.seconds_per_update < base.seconds_per_update

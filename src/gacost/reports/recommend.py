@@ -68,7 +68,7 @@ def _plan_headers() -> list[str]:
 def _split_row(e: SplitEstimate) -> list[str]:
     room = e.headroom_gib
     return [
-        f"{e.micro_batch}x{e.grad_accum}",
+        e.split_label,
         "" if e.seconds_per_update is None else f"{e.seconds_per_update:.3f}",
         _band(e.seconds_low, e.seconds_high, ".3f"),
         "" if e.peak_gib is None else f"{e.peak_gib:.2f}",
