@@ -136,7 +136,9 @@ def test_impossible_or_unknown_names(
     if "model" in extra:
         text = text.replace("model: Qwen/Qwen3-1.7B", f"model: {extra.pop('model')}")
     path = tmp_path / "job.yaml"
-    path.write_text(text + "".join(f"{k}: {json.dumps(v)}\n" for k, v in extra.items()))
+    kept = [line for line in text.splitlines() if line.split(":")[0] not in extra]
+    path.write_text("\n".join(kept) + "\n"
+                    + "".join(f"{k}: {json.dumps(v)}\n" for k, v in extra.items()))
     result = gacost("recommend", "--job", str(path))
     assert result.returncode == code, result.stdout + result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
