@@ -199,7 +199,16 @@ def _delete(data: dict[str, Any], path: tuple[str, ...]) -> None:
         node.pop(path[-1], None)
 
 
+PLAUSIBLE = st.one_of(
+    st.integers(min_value=1, max_value=64),
+    st.sampled_from([0.05, 0.5, 2.0, 24.0, 100.0, 1000, 4096, 10**6, "lora", "qlora", "full",
+                     "fp16", "bf16", "fp32", "min_time", "min_cost_under_deadline",
+                     "min_time_under_budget", "choose", "auto", True, False, ["T4"],
+                     ["aws", "gcp"], [1, 2], {"updates": 100}, {"samples": 1000, "epochs": 2},
+                     "Qwen/Qwen3-0.6B", "meta-llama/Llama-3.1-8B"]),
+)
 MUTATION = st.one_of(
+    st.tuples(st.just("set"), st.sampled_from(JOB_KEYS), PLAUSIBLE),
     st.tuples(st.just("set"), st.sampled_from(JOB_KEYS), VALUES),
     st.tuples(st.just("list"), st.sampled_from([("gpus",), ("providers",),
                                                 ("lora", "target_modules"),
@@ -255,6 +264,8 @@ RAW_JOBS = st.one_of(
 )
 JOB_TEXTS = st.one_of(
     st.builds(_mutated_job, st.lists(MUTATION, min_size=1, max_size=3)),
+    st.builds(_mutated_job, st.lists(st.tuples(st.just("set"), st.sampled_from(JOB_KEYS),
+                                               PLAUSIBLE), min_size=1, max_size=2)),
     RAW_JOBS,
 )
 JOB_BYTES = st.one_of(

@@ -38,19 +38,35 @@ def clip(value: Any, limit: int = SHOWN_CHARS) -> str:
     return f"{text[:limit]}... ({len(text)} characters)"
 
 
+def _shown(p: Path) -> str:
+    return clip(str(p), 300)[1:-1] if len(str(p)) > 300 else str(p)
+
+
+def check_file(path: str | Path, flag: str, error: type[GacostError],
+               max_bytes: int = MAX_BYTES) -> None:
+    """``path`` is a regular file (not a FIFO, device or folder) of at most ``max_bytes``,
+    or one ``error`` line naming ``flag``; nothing is opened."""
+    p = Path(path)
+    try:
+        info = os.stat(p)
+    except (OSError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or str(exc)
+        raise error(f"{flag}: cannot read {_shown(p)} ({why})") from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise error(f"{flag}: {_shown(p)} is {kind}; give a file")
+    if info.st_size > max_bytes:
+        raise error(f"{flag}: {_shown(p)} is {info.st_size} bytes; at most {max_bytes} "
+                    "are read (is it the right file?)")
+
+
 def read_text(path: str | Path, flag: str, error: type[GacostError],
               max_bytes: int = MAX_BYTES) -> str:
     """The UTF-8 text of a regular file of at most ``max_bytes``, or one ``error`` line."""
     p = Path(path)
-    shown = clip(str(p), 300)[1:-1] if len(str(p)) > 300 else str(p)
+    shown = _shown(p)
+    check_file(p, flag, error, max_bytes)
     try:
-        info = os.stat(p)
-        if not stat.S_ISREG(info.st_mode):
-            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-            raise error(f"{flag}: {shown} is {kind}; give a file")
-        if info.st_size > max_bytes:
-            raise error(f"{flag}: {shown} is {info.st_size} bytes; at most {max_bytes} "
-                        "are read (is it the right file?)")
         with open(p, "rb") as fh:
             data = fh.read(max_bytes + 1)
     except OSError as exc:

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
-from gacost.base.errors import JobSpecError
+from gacost.base.errors import DataError, JobSpecError
+from gacost.base.inputfile import check_file
 from gacost.base.job import MAX_GPUS_PER_RUN, Job, load_job, read_job_file
 from gacost.base.profile import Profile, read_profile
 from gacost.base.trl_config import TrlJob, build_job, load_trl_config
@@ -83,7 +84,11 @@ def note(message: str) -> None:
     print(f"note: {message}", file=sys.stderr)
 
 
+MAX_PRICE_FILE_BYTES = 256 << 20  # the full upstream catalogs are tens of MB
+
+
 def _price_file(path: str) -> PriceTable:
+    check_file(path, "--prices", DataError, MAX_PRICE_FILE_BYTES)  # not a FIFO or a device
     offers = read_offers_csv(path)
     dates = sorted({o.fetched_at for o in offers if o.fetched_at})
     return PriceTable(
