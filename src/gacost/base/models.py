@@ -174,7 +174,7 @@ ARCH_RANGES = {
 
 def _int_field(name: str, key: str, value: Any) -> int:
     ok = isinstance(value, int) and not isinstance(value, bool)
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and abs(value) <= ARCH_RANGES[key]:
         value, ok = int(value), True
     if not ok or not 1 <= value <= ARCH_RANGES[key]:
         raise DataError(

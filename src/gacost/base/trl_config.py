@@ -48,7 +48,6 @@ two values is an error naming both.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -56,6 +55,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from gacost.base.errors import JobSpecError
+from gacost.base.inputfile import parse_json, read_text
 from gacost.base.job import Job, parse_job, read_yaml
 
 PEFT_DEFAULT_TARGETS = ["q_proj", "v_proj"]  # PEFT's default for llama/qwen2/qwen3/mistral/gemma
@@ -160,16 +160,8 @@ def load_trl_config(path: str | Path) -> TrlConfig:
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise JobSpecError(f"--trl-config: cannot read {path} ({exc.strerror or exc})") from exc
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise JobSpecError(
-            f"{path}: line {exc.lineno}, column {exc.colno}: {exc.msg}; fix the JSON syntax"
-        ) from None
+    text = read_text(path, "--trl-config", JobSpecError)
+    return parse_json(text, str(path), JobSpecError)
 
 
 class _Reader:
