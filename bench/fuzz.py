@@ -51,7 +51,8 @@ class Stats:
         self.codes[result.code] += 1
         problem = verdict(result, max_seconds)
         if problem is not None:
-            self.failures.append((problem, label[:300]))
+            stderr = result.stderr.strip().replace("\n", " | ")[:300]
+            self.failures.append((problem, f"{label[:300]} -> stderr: {stderr}"))
         if result.seconds > self.slowest[0]:
             self.slowest = (result.seconds, label[:120])
         if result.peak_mib > self.peak[0]:
@@ -133,7 +134,7 @@ def main_bench() -> int:
     print(f"\n{total} cases in {wall:.0f} s, {failed} failed")
     for name, s in results.items():
         for problem, label in s.failures[:3]:
-            print(f"  {name}: {problem}\n    input: {label[:200]}")
+            print(f"  {name}: {problem}\n    input: {label[:700]}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({

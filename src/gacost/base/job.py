@@ -27,7 +27,8 @@ MAX_GPUS_PER_RUN = 64
 MAX_TOKENS_PER_RUN = 1.5e14
 MAX_ERRORS = 20  # error lines shown for one file; the rest are counted
 
-Name = Annotated[str, Field(min_length=1, max_length=200)]
+PRINTABLE = r"^[^\x00-\x1f\x7f]*$"  # no control characters (they would break error lines)
+Name = Annotated[str, Field(min_length=1, max_length=200, pattern=PRINTABLE)]
 
 
 class _Strict(BaseModel):
@@ -108,7 +109,7 @@ class RunGroup(_Strict):
     ``sequence_length``, ``effective_batch`` and ``work`` override the job's for this group.
     """
 
-    name: str = Field(min_length=1, max_length=100)
+    name: str = Field(min_length=1, max_length=100, pattern=PRINTABLE)
     grid: dict[Name, Annotated[list[Any], Field(max_length=100_000)]] | None = None
     runs: int | None = Field(None, gt=0, le=100_000)
     sequence_length: int | None = Field(None, gt=0, le=1_048_576)
@@ -155,7 +156,7 @@ class GroupJob:
 class Job(_Strict):
     """One fine-tune (possibly repeated ``runs`` times, or a ``sweep``) to plan."""
 
-    model: str = Field(min_length=1, max_length=1024)
+    model: str = Field(min_length=1, max_length=1024, pattern=PRINTABLE)
     method: Literal["lora", "qlora", "full"] = "lora"
     lora: LoraSpec = Field(default_factory=LoraSpec)
     qlora: QloraSpec = Field(default_factory=QloraSpec)
@@ -402,7 +403,7 @@ def _path(loc: tuple[Any, ...]) -> str:
 
 def _clip_key(key: Any) -> str:
     text = str(key)
-    return text if len(text) <= 40 else clip(text, 40)
+    return text if len(text) <= 40 and text.isprintable() else clip(text, 40)
 
 
 def _render(err: dict[str, Any]) -> str:
@@ -427,6 +428,8 @@ def _render(err: dict[str, Any]) -> str:
         msg += f", got {clip(err.get('input'))}"
     elif kind == "finite_number":
         msg = f"must be a finite number, got {clip(err.get('input'))}"
+    elif kind == "string_pattern_mismatch":
+        msg = f"must not contain control characters (tabs, newlines), got {clip(err.get('input'))}"
     elif msg.startswith("Input should be "):
         msg = f"must be {msg.removeprefix('Input should be ')}, got {clip(err.get('input'))}"
     return f"{path}: {msg}" if path else msg

@@ -226,7 +226,7 @@ def _number(v: Any, where: str, low: float = 0.0, high: float = 1e12,
     """A finite number in [low, high] (None allowed when ``optional``)."""
     if v is None and optional:
         return None
-    if not _is_number(v) or not math.isfinite(v) or not low <= v <= high:
+    if not _is_number(v) or not low <= v <= high or not math.isfinite(float(v)):
         raise _Bad(f"{where} must be a finite number from {low:g} to {high:g}, got {clip(v)}")
     return float(v)
 
@@ -237,10 +237,15 @@ def _integer(v: Any, where: str, low: int, high: int) -> int:
     return v
 
 
-def _text(v: Any, where: str, max_len: int = 10_000, empty: bool = True) -> str:
-    if not isinstance(v, str) or len(v) > max_len or (not empty and not v):
+def _text(v: Any, where: str, max_len: int = 10_000, empty: bool = True,
+          name: bool = False) -> str:
+    """A string; ``name``: one printed in messages and tables, so no control characters."""
+    if (not isinstance(v, str) or len(v) > max_len or (not empty and not v)
+            or (name and not v.isprintable())):
         what = "a string" if empty else "a non-empty string"
-        raise _Bad(f"{where} must be {what} of at most {max_len} characters, got {clip(v)}")
+        plain = " without control characters" if name else ""
+        raise _Bad(f"{where} must be {what}{plain} of at most {max_len} characters, "
+                   f"got {clip(v)}")
     return v
 
 
@@ -349,11 +354,11 @@ def _workload(wl: Any) -> Workload:
     if precision not in ("fp16", "bf16", "fp32"):
         raise _Bad(f"workload.precision must be fp16, bf16 or fp32, got {clip(precision)}")
     return Workload(
-        model=_text(get("model"), "workload.model", 1024, empty=False),
+        model=_text(get("model"), "workload.model", 1024, empty=False, name=True),
         method=method,
         lora_r=_integer(get("lora_r"), "workload.lora_r", 0, 4096),
         lora_alpha=_number(get("lora_alpha"), "workload.lora_alpha", 0.0, 1e6, False) or 0.0,
-        target_modules=_text(get("target_modules"), "workload.target_modules"),
+        target_modules=_text(get("target_modules"), "workload.target_modules", name=True),
         sequence_length=_integer(get("sequence_length"), "workload.sequence_length", 1,
                                  1 << 20),
         precision=precision,
@@ -396,7 +401,8 @@ def profile_from_dict(d: dict[str, Any], origin: str = "profile") -> Profile:
                 raise _Bad(f"splits[{i}]: {sp.micro_batch}x{sp.grad_accum} appears twice")
             seen.add((sp.micro_batch, sp.grad_accum))
         return Profile(
-            gpu=_text(_require(gpu, "name", "gpu."), "gpu.name", 100, empty=False),
+            gpu=_text(_require(gpu, "name", "gpu."), "gpu.name", 100, empty=False,
+                      name=True),
             gpu_memory_gib=_number(_require(gpu, "memory_gib", "gpu."), "gpu.memory_gib",
                                    0.0, MAX_MEMORY_GIB, False) or 0.0,
             raw_gpu_name=_text(gpu.get("raw_name", ""), "gpu.raw_name", 1000),

@@ -10,6 +10,7 @@ Commands never import each other; what two of them share lives here."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -18,7 +19,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from gacost.base.errors import DataError, JobSpecError
-from gacost.base.inputfile import check_file
+from gacost.base.inputfile import check_file, clip
 from gacost.base.job import MAX_GPUS_PER_RUN, Job, load_job, read_job_file
 from gacost.base.profile import Profile, read_profile
 from gacost.base.trl_config import TrlJob, build_job, load_trl_config
@@ -188,12 +189,13 @@ def number(flag: str, text: str, *, low: float = 0.0, high: float = float("inf")
         value = int(text) if integer else float(text)
     except ValueError:
         kind = "an integer" if integer else "a number"
-        raise JobSpecError(f"{flag}: expected {kind}, got {text!r}") from None
+        raise JobSpecError(f"{flag}: expected {kind}, got {clip(text)}") from None
     too_low = value <= low if strict_low else value < low
-    if too_low or value > high or value != value:
+    if too_low or value > high or not math.isfinite(value):
         bound = f"> {low:g}" if strict_low else f">= {low:g}"
         upper = f" and <= {high:g}" if high != float("inf") else ""
-        raise JobSpecError(f"{flag}: must be {bound}{upper}, got {text}")
+        finite = "" if math.isfinite(value) else "finite and "
+        raise JobSpecError(f"{flag}: must be {finite}{bound}{upper}, got {clip(text)[1:-1]}")
     return value
 
 
