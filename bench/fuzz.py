@@ -29,7 +29,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fuzz_cases import EXAMPLE_JOB, TARGETS, Result, run_case, run_cli, special_files, verdict  # noqa: E402
+from fuzz_cases import (  # noqa: E402
+    EXAMPLE_JOB,
+    TARGETS,
+    Result,
+    anonymous,
+    run_case,
+    run_cli,
+    special_files,
+    verdict,
+)
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
 from gacost.cli import main  # noqa: E402
@@ -117,7 +126,8 @@ def main_bench() -> int:
     special = Stats()
     with tempfile.TemporaryDirectory() as tmp:
         for label, argv in special_files(Path(tmp)):
-            special.add(label, run_cli(argv, timeout=args.timeout), args.timeout)
+            special.add(label, anonymous(run_cli(argv, timeout=args.timeout), Path(tmp)),
+                        args.timeout)
     results["special files"] = special
     wall = time.perf_counter() - started
     header = f"{'target':<15} {'cases':>6} {'exit 0/1/2/3':>16} {'fail':>5} {'tracebacks':>10} " \

@@ -21,7 +21,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -426,7 +426,13 @@ def run_case(target: Target, content: bytes, folder: Path, timeout: float = 10.0
     """Write ``content`` as the target's file in ``folder`` and run its command."""
     path = folder / f"input{target.suffix}"
     path.write_bytes(content)
-    return run_cli(target.argv(path), timeout=timeout)
+    return anonymous(run_cli(target.argv(path), timeout=timeout), folder)
+
+
+def anonymous(result: Result, folder: Path) -> Result:
+    """The result with the temporary folder's path written as ``<dir>``."""
+    return replace(result, stdout=result.stdout.replace(str(folder), "<dir>"),
+                   stderr=result.stderr.replace(str(folder), "<dir>"))
 
 
 def special_files(folder: Path) -> list[tuple[str, list[str]]]:

@@ -435,13 +435,6 @@ def _render(err: dict[str, Any]) -> str:
     return f"{path}: {msg}" if path else msg
 
 
-def cap_lines(lines: list[str], limit: int = MAX_ERRORS) -> list[str]:
-    """At most ``limit`` lines; the rest counted in a last line."""
-    if len(lines) <= limit:
-        return lines
-    return [*lines[:limit], f"... and {len(lines) - limit} more problems (fix these first)"]
-
-
 def parse_job(data: Any, origin: str = "job") -> Job:
     """Validate a parsed YAML document."""
     if not isinstance(data, dict):
@@ -457,14 +450,20 @@ def parse_job(data: Any, origin: str = "job") -> Job:
         prefixes = {loc[:i] for loc in locs for i in range(len(loc))}
         lines: list[str] = []
         seen: set[str] = set()
+        more = 0
         for err, loc in zip(errors, locs, strict=True):
             if loc in prefixes:
+                continue
+            if len(lines) >= MAX_ERRORS:  # not rendered: "did you mean" is slow on many
+                more += 1
                 continue
             line = _render(dict(err))
             if line not in seen:
                 seen.add(line)
                 lines.append(line)
-        raise JobSpecError("\nerror: ".join(cap_lines(lines))) from None
+        if more:
+            lines.append(f"... and {more} more problems (fix these first)")
+        raise JobSpecError("\nerror: ".join(lines)) from None
 
 
 def load_job(path: str | Path) -> Job:
