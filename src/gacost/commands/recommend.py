@@ -42,7 +42,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--plot",
         metavar="FILE",
-        help="also draw seconds/update and $/fine-tune per split (.png, .svg, .pdf or .html); "
+        help="also draw the ranking ($/fine-tune per GPU at its best split) and the "
+        "recommended GPU's seconds/update per split (.png, .svg, .pdf or .html); "
         "needs the plot extra",
     )
     p.set_defaults(run=run)
