@@ -275,6 +275,35 @@ JOB_BYTES = st.one_of(
 )
 
 
+# -- TRL configs (``--trl-config`` with the example's extra job file)
+
+TRL_CONFIG = ROOT / "examples" / "trl" / "sft-lora.yaml"
+TRL_EXTRA = ROOT / "examples" / "trl" / "extra.yaml"
+TRL_KEYS = ["model_name_or_path", "num_train_epochs", "per_device_train_batch_size",
+            "gradient_accumulation_steps", "max_length", "max_seq_length", "bf16", "fp16",
+            "gradient_checkpointing", "use_peft", "load_in_4bit", "load_in_8bit", "lora_r",
+            "lora_alpha", "lora_dropout", "lora_target_modules", "max_steps", "torch_compile",
+            "use_liger_kernel", "packing", "dtype"]
+
+
+def _mutated_trl(changes: list[tuple[str, Any]], deletes: list[str]) -> str:
+    data = yaml.safe_load(TRL_CONFIG.read_text())
+    for key, value in changes:
+        data[key] = copy.deepcopy(value)
+    for key in deletes:
+        data.pop(key, None)
+    return _dump_yaml(data)
+
+
+TRL_CONFIGS = st.one_of(
+    st.builds(_mutated_trl,
+              st.lists(st.tuples(st.sampled_from(TRL_KEYS), st.one_of(PLAUSIBLE, VALUES)),
+                       min_size=1, max_size=3),
+              st.lists(st.sampled_from(TRL_KEYS), max_size=2)),
+    st.text(max_size=200),
+)
+
+
 # -- model configs (a job whose model: is a local config.json)
 
 ARCH_KEYS = ["hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
@@ -413,6 +442,9 @@ def _model_argv(p: Path) -> list[str]:
 TARGETS = {
     "job-recommend": Target("job-recommend", JOB_BYTES, ".yaml", _job_argv("recommend")),
     "job-budget": Target("job-budget", JOB_BYTES, ".yaml", _job_argv("budget")),
+    "trl-config": Target("trl-config", TRL_CONFIGS.map(str.encode), ".yaml",
+                         lambda p: ["recommend", "--trl-config", str(p), "--job",
+                                    str(TRL_EXTRA), "--samples", "16000"]),
     "model-config": Target("model-config", MODEL_CONFIGS.map(str.encode), ".json",
                            _model_argv),
     "profile": Target("profile", PROFILE_BYTES, ".json",

@@ -59,13 +59,14 @@ def _fuzz(name: str, robust_only: bool = False, examples: int = EXAMPLES) -> Non
 
 
 def test_fuzz_smoke() -> None:
-    for name in ("job-recommend", "job-budget", "model-config", "profile"):
+    for name in ("job-recommend", "job-budget", "trl-config", "model-config", "profile"):
         _fuzz(name, examples=SMOKE)
     _fuzz("prices", robust_only=True, examples=SMOKE)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["job-recommend", "job-budget", "model-config", "profile"])
+@pytest.mark.parametrize(
+    "name", ["job-recommend", "job-budget", "trl-config", "model-config", "profile"])
 def test_fuzz(name: str) -> None:
     _fuzz(name)
 

@@ -191,7 +191,7 @@ class Job(_Strict):
         )
         if not ok:
             raise ValueError(
-                f"must be a GPU count from 1 to {MAX_GPUS_PER_RUN}, or 'choose', got {value!r}"
+                f"must be a GPU count from 1 to {MAX_GPUS_PER_RUN}, or 'choose', got {clip(value)}"
             )
         return value
 

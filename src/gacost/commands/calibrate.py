@@ -181,7 +181,7 @@ def check_files(args: argparse.Namespace, job: Job) -> None:
     if args.data is not None:
         data = Path(args.data)
         if not data.is_file():
-            raise CalibrationError(f"--data: {clip(args.data)} is not a file")
+            raise CalibrationError(f"--data: no file at {clip(args.data)[1:-1]}")
         if data.suffix.lower() not in (".jsonl", ".json", ".parquet"):
             raise CalibrationError(f"--data: {clip(args.data)} must be .jsonl or .parquet")
     if args.weights is not None and args.weights.startswith((".", "/", "~")) and not Path(
