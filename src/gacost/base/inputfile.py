@@ -24,9 +24,9 @@ from yaml.nodes import MappingNode, Node, SequenceNode
 
 from gacost.base.errors import GacostError
 
-MAX_BYTES = 1 << 20  # 1 MiB: a job or config file is a few hundred bytes
+MAX_BYTES = 256 << 10  # 256 KiB: a job or config file is a few hundred bytes to a few kB
 MAX_DEPTH = 32  # nesting: a job file is 3 levels deep, a TRL config 4
-MAX_NODES = 100_000  # YAML nodes after alias expansion (a job has tens)
+MAX_NODES = 50_000  # YAML values, written or through aliases (a job has tens)
 SHOWN_CHARS = 60  # longest value quoted in an error message
 
 
@@ -89,6 +89,7 @@ class _Loader(yaml.SafeLoader):
 
     yaml_implicit_resolvers: dict[Any, Any] = {}  # the YAML 1.1 ones are not inherited
     _depth = 0
+    _nodes = 0
 
     def construct_yaml_int(self, node: Any) -> int:
         text = str(self.construct_scalar(node))
@@ -128,13 +129,18 @@ class _Loader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
     def compose_document(self) -> Any:
-        self._depth = 0
+        self._depth = self._nodes = 0
         node = super().compose_document()
         _check_expansion(node)
         return node
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         self._depth += 1
+        self._nodes += 1
+        if self._nodes > MAX_NODES:  # stop parsing early: a job file holds tens of values
+            raise yaml.composer.ComposerError(
+                None, None, f"more than {MAX_NODES} values; is it the right file?",
+                self.peek_event().start_mark)  # type: ignore[no-untyped-call]
         if self._depth > MAX_DEPTH:
             raise yaml.composer.ComposerError(
                 None, None, f"nested more than {MAX_DEPTH} levels deep",

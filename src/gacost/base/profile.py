@@ -210,7 +210,7 @@ MAX_MEMORY_GIB = 100_000.0  # per device, far above any accelerator's memory
 MAX_GPU_COUNT = 1024
 MAX_SPLITS = 10_000
 MAX_TIMES = 1_000_000
-MAX_BYTES = 64 << 20  # a profile holds every update time: a few hundred kB in practice
+MAX_BYTES = 16 << 20  # a profile holds every update time: a few hundred kB in practice
 
 
 class _Bad(ValueError):
@@ -429,7 +429,7 @@ def loads_profile(text: str, origin: str = "profile") -> Profile:
 
 
 def read_profile(path: str | Path) -> Profile:
-    """Read a profile file (a regular UTF-8 file of at most 64 MiB)."""
+    """Read a profile file (a regular UTF-8 file of at most 16 MiB)."""
     p = Path(path)
     text = read_text(p, "--profile", DataError, MAX_BYTES)
     return loads_profile(text, origin=str(p))

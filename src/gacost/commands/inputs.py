@@ -85,7 +85,7 @@ def note(message: str) -> None:
     print(f"note: {message}", file=sys.stderr)
 
 
-MAX_PRICE_FILE_BYTES = 256 << 20  # the full upstream catalogs are tens of MB
+MAX_PRICE_FILE_BYTES = 32 << 20  # the snapshot is 30 kB; a full upstream catalog a few MB
 
 
 def _price_file(path: str) -> PriceTable:
