@@ -245,6 +245,10 @@ def test_calibrate_flags_are_checked_before_torch(tmp_path: Path) -> None:
         (["--splits", ""], "--splits: give at least one split"),
         (["--splits", "3x7"], "--splits: 3x7 does not multiply"),
         (["--vram-limit", "lots"], "--vram-limit: 'lots' is not a size"),
+        (["--max-seconds", "inf"], "--max-seconds > 0 (at most 86400)"),
+        (["--tolerance", "nan"], "0 < --tolerance < 1"),
+        (["--warmup", "99999999999"], "--warmup >= 0 (at most 1000)"),
+        (["--device", "cpu"], "precision: fp16 mixed precision needs a CUDA GPU"),
     ):
         start = time.perf_counter()
         result = gacost_cli("calibrate", "--job", str(EXAMPLE), *argv)

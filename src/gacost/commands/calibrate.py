@@ -18,6 +18,11 @@ from gacost.base.profile import Profile, SplitTrace, read_profile
 from gacost.commands.inputs import add_job_flags, load_job_args, trl_notes
 
 INSTALL_HINT = "calibration needs the extra: pip install 'gacost[calibrate]'"
+# Upper bounds of the protocol flags: far above the defaults (2 warm-up updates, 40 timed,
+# 8 s), low enough that a typo does not hold a GPU for days.
+MAX_WARMUP = 1000
+MAX_UPDATES = 100_000
+MAX_SECONDS = 86_400.0
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -90,13 +95,15 @@ def run(args: argparse.Namespace) -> str:
 
     check_device(args.device)
     if (
-        args.warmup < 0
-        or args.max_updates < 1
-        or args.max_seconds <= 0
+        not 0 <= args.warmup <= MAX_WARMUP
+        or not 1 <= args.max_updates <= MAX_UPDATES
+        or not 0 < args.max_seconds <= MAX_SECONDS  # also false for NaN
         or not (0 < args.tolerance < 1)
     ):
         raise CalibrationError(
-            "--warmup >= 0, --max-updates >= 1, --max-seconds > 0 and 0 < --tolerance < 1"
+            f"give --warmup >= 0 (at most {MAX_WARMUP}), --max-updates >= 1 (at most "
+            f"{MAX_UPDATES}), --max-seconds > 0 (at most {MAX_SECONDS:g}) and "
+            "0 < --tolerance < 1"
         )
     nproc = args.nproc
     launched = _launched_world()  # already under torchrun / accelerate launch
@@ -126,6 +133,10 @@ def run(args: argparse.Namespace) -> str:
             "processes"
         )
     check_files(args, job)
+    if args.device == "cpu" and job.precision == "fp16":  # known before torch is imported
+        raise CalibrationError(
+            "precision: fp16 mixed precision needs a CUDA GPU; use fp32 or bf16 on the CPU"
+        )
     splits = (
         parse_splits(args.splits, job.effective_batch, nproc) if args.splits is not None
         else job.splits(nproc)
