@@ -61,7 +61,7 @@ class Stats:
         problem = verdict(result, max_seconds)
         if problem is not None:
             stderr = result.stderr.strip().replace("\n", " | ")[:300]
-            self.failures.append((problem, f"{label[:300]} -> stderr: {stderr}"))
+            self.failures.append((problem, f"{label[:4000]} -> stderr: {stderr}"))
         if result.seconds > self.slowest[0]:
             self.slowest = (result.seconds, label[:120])
         if result.peak_mib > self.peak[0]:
@@ -97,7 +97,7 @@ def fuzz_target(name: str, cases: int, max_seconds: float, seed: int | None) -> 
     def case(content: bytes) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             result = run_case(target, content, Path(tmp), timeout=max_seconds)
-        stats.add(repr(content[:300]), result, max_seconds)
+        stats.add(repr(content[:4000]), result, max_seconds)
 
     if seed is not None:
         from hypothesis import seed as with_seed

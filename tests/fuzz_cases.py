@@ -36,6 +36,11 @@ QWEN_CONFIG = ROOT / "data" / "models" / "Qwen--Qwen3-1.7B.json"
 CODES = (0, 1, 2, 3)  # ok, data problem, bad job, infeasible
 MAX_STDERR_LINES = 30
 MAX_LINE = 600
+# inf or nan where the report prints a number: "$inf", "inf h", "0.3-inf", a table cell
+# of its own is not enough (a provider or region may be named "nan")
+NON_FINITE = re.compile(
+    r"\$-?(?:inf|nan)\b|\b(?:inf|nan) ?(?:h|s|GiB|x|%)\b|\d-(?:inf|nan)\b|"
+    r"\b(?:inf|nan)-\d|(?:=|:) ?-?(?:inf|nan)\b", re.IGNORECASE)
 
 # -- running
 
@@ -115,7 +120,7 @@ def verdict(result: Result, max_seconds: float = 10.0) -> str | None:
     if result.code == 0:
         if not result.stdout.strip():
             return "exit 0 without output"
-        if re.search(r"\b(?:inf|nan)\b", result.stdout, re.IGNORECASE):
+        if NON_FINITE.search(result.stdout):
             return "exit 0 with inf or nan in the answer"
         return None
     errors = [line for line in lines if line.startswith("error: ")]
