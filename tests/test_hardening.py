@@ -285,7 +285,9 @@ def test_an_os_error_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_ctrl_c_in_the_first_second_is_one_line(tmp_path: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "gacost", "calibrate", "--job", str(EXAMPLE),
+    job = tmp_path / "job.yaml"
+    job.write_text(EXAMPLE.read_text().replace("precision: fp16", "precision: bf16"))
+    proc = subprocess.Popen([sys.executable, "-m", "gacost", "calibrate", "--job", str(job),
                              "--device", "cpu", "--out", str(tmp_path / "p.json")],
                             stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     time.sleep(0.5)
