@@ -295,3 +295,21 @@ def test_ctrl_c_in_the_first_second_is_one_line(tmp_path: Path) -> None:
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "Traceback" not in err, err
     assert err.strip().splitlines()[-1].startswith("error: interrupted")
+
+
+def test_profiles_are_written_with_the_usual_file_mode(tmp_path: Path) -> None:
+    """A new profile gets what open() would give (0666 less the umask), not mkstemp's 0600;
+    an existing file keeps its mode."""
+    from gacost.base.profile import write_profile
+
+    profile = profile_from_dict(json.loads(T4.read_text()))
+    old = os.umask(0o022)
+    try:
+        write_profile(tmp_path / "new.json", profile)
+        assert (tmp_path / "new.json").stat().st_mode & 0o777 == 0o644
+        (tmp_path / "kept.json").write_text("{}")
+        (tmp_path / "kept.json").chmod(0o640)
+        write_profile(tmp_path / "kept.json", profile)
+        assert (tmp_path / "kept.json").stat().st_mode & 0o777 == 0o640
+    finally:
+        os.umask(old)
