@@ -5,6 +5,7 @@ fresh interpreter imports."""
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
 import json
 import os
@@ -66,6 +67,26 @@ def test_recommend_the_example() -> None:
     assert "Recommended:" in result.stdout and "per fine-tune" in result.stdout
     assert "is cheaper than" in result.stdout  # break-even lines
     assert "as of" in result.stdout
+
+
+def test_default_tables_fit_120_columns_and_wide_shows_everything() -> None:
+    for command in ("recommend", "budget"):
+        for job in sorted(EXAMPLE.parent.glob("*.yaml")):
+            narrow = gacost(command, "--job", str(job))
+            assert narrow.returncode == 0, narrow.stderr
+            assert max(map(len, narrow.stdout.splitlines())) <= 120, (command, job.name)
+            wide = gacost(command, "--job", str(job), "--wide")
+            assert "instance" in wide.stdout and "instance" not in narrow.stdout.split(
+                "\n\n")[2].splitlines()[0]
+    wide = gacost("recommend", "--job", str(EXAMPLE), "--wide").stdout
+    for header in ("90% band", "fits VRAM", "peak GiB"):
+        assert header in wide
+
+
+def test_csv_writes_lowercase_booleans() -> None:
+    rows = gacost("recommend", "--job", str(EXAMPLE), "--format", "csv").stdout
+    fits = {row["fits"] for row in csv.DictReader(io.StringIO(rows))}
+    assert fits and fits <= {"true", "false"}
 
 
 def test_json_and_csv_carry_the_same_plans() -> None:
@@ -136,7 +157,9 @@ def test_impossible_or_unknown_names(
     if "model" in extra:
         text = text.replace("model: Qwen/Qwen3-1.7B", f"model: {extra.pop('model')}")
     path = tmp_path / "job.yaml"
-    path.write_text(text + "".join(f"{k}: {json.dumps(v)}\n" for k, v in extra.items()))
+    kept = [line for line in text.splitlines() if line.split(":")[0] not in extra]
+    path.write_text("\n".join(kept) + "\n"
+                    + "".join(f"{k}: {json.dumps(v)}\n" for k, v in extra.items()))
     result = gacost("recommend", "--job", str(path))
     assert result.returncode == code, result.stdout + result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr

@@ -76,7 +76,7 @@ def test_resume_refuses_a_profile_of_another_gpu_count(tmp_path: Path) -> None:
     write_profile(out, single)
     with pytest.raises(CalibrationError, match="measured on 1 GPU"):
         _run()._resume(out, workload.fingerprint(), "CPU", 2)
-    write_profile(out, replace(single, gpu_count=2))
+    write_profile(out, replace(single, gpu_count=2, splits=(SplitResult(2, 1, "ok", 0.1),)))
     assert _run()._resume(out, workload.fingerprint(), "CPU", 2) is not None
 
 

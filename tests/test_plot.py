@@ -12,7 +12,7 @@ import pytest
 from gacost.advisor.split_estimates import SplitEstimate
 from gacost.base.errors import DataError, GacostError
 from gacost.cli import main
-from gacost.reports.plot import band_of, draw, plot_series
+from gacost.reports.plot import band_of, draw, plot_series, ranking
 
 ROOT = Path(__file__).resolve().parent.parent
 SPLITS = ((1, 4), (2, 2), (4, 1))
@@ -58,6 +58,16 @@ def test_series_values_and_bands() -> None:
     assert t4_usd.values == pytest.approx((2.871 * 0.5, 2.585 * 0.5, 2.3792 * 0.5))
 
 
+def test_ranking_is_each_gpu_at_its_cheapest_split_cheapest_first() -> None:
+    series = plot_series(ESTIMATES, {"L4": 0.8, "T4": 0.5}, 3600, SPLITS)
+    ranked = ranking(series, SPLITS)
+    assert [(r.gpu, r.split, r.kind) for r in ranked] == [
+        ("L4", (2, 2), "predicted"), ("T4", (4, 1), "measured")]
+    assert ranked[0].dollars == pytest.approx(0.72)  # 0.9 s x 3600 updates x $0.8/h
+    assert (ranked[0].low, ranked[0].high) == pytest.approx((0.56, 0.96))
+    assert ranked[1].dollars == pytest.approx(2.3792 * 0.5) and ranked[1].low is None
+
+
 @dataclass(frozen=True)
 class _OldEstimate:  # a SplitEstimate without band fields
     seconds_per_update: float
@@ -75,11 +85,10 @@ def test_draw_writes_a_png_with_the_expected_series(tmp_path: Path) -> None:
 
     out = tmp_path / "plot.png"
     series = plot_series(ESTIMATES, {"T4": 0.5, "L4": 0.8}, 1000, SPLITS)
-    drawn = draw(series, SPLITS, out, "test")
+    drawn = draw(series, SPLITS, out, "test", chosen="T4")
     assert drawn == [
-        "seconds:T4 measured", "dollars:T4 measured",
-        "seconds:L4 predicted band", "seconds:L4 predicted",
-        "dollars:L4 predicted band", "dollars:L4 predicted",
+        "rank:L4", "rank:L4 band", "rank:T4",  # cheapest first; T4 has no band
+        "splits:T4 1x4", "splits:T4 2x2", "splits:T4 4x1",
     ]
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     height, width = imread(out).shape[:2]
@@ -116,8 +125,8 @@ def test_recommend_plot_and_html(tmp_path: Path, capsys: pytest.CaptureFixture[s
                  str(png)]) == 0
     assert capsys.readouterr().out.rstrip().endswith(f"plot: {png}")
     assert png.read_bytes()[:4] == b"\x89PNG"
-    assert {"seconds:T4 measured", "dollars:T4 measured", "seconds:L4 predicted",
-            "dollars:L4 predicted"} <= set(drawn[0])
+    assert {"rank:T4", "rank:L4"} <= set(drawn[0])
+    assert any(d.startswith("splits:") for d in drawn[0])
     html = tmp_path / "report.html"
     assert main(["recommend", "--job", str(job), "--prices", str(prices), "--format", "json",
                  "--plot", str(html)]) == 0

@@ -34,7 +34,7 @@ def _profile() -> Profile:
                 ci_high_s=0.51, update_times=(0.49, 0.5, 0.51), peak_allocated_gib=4.0,
                 peak_reserved_gib=5.0, tokens_per_s=4096.0, warmup_updates=2, timed_updates=3,
             ),
-            SplitResult(8, 1, "oom", peak_reserved_gib=16.0, note="capped"),
+            SplitResult(4, 1, "oom", peak_reserved_gib=16.0, note="capped"),
         ),
     )
 
@@ -58,7 +58,7 @@ def test_fingerprint_ignores_batch_and_model_case() -> None:
 
 def test_with_split_replaces_and_orders() -> None:
     p = _profile().with_split(SplitResult(2, 2, "ok", 0.4)).with_split(SplitResult(1, 4, "oom"))
-    assert [(s.micro_batch, s.status) for s in p.splits] == [(1, "oom"), (2, "ok"), (8, "oom")]
+    assert [(s.micro_batch, s.status) for s in p.splits] == [(1, "oom"), (2, "ok"), (4, "oom")]
 
 
 @pytest.mark.parametrize(
@@ -66,11 +66,13 @@ def test_with_split_replaces_and_orders() -> None:
     [
         (lambda d: d.pop("schema"), "not a gacost profile"),
         (lambda d: d.update(version=99), "version 99 is not supported"),
-        (lambda d: d["gpu"].pop("name"), "missing or unknown field gpu.name"),
-        (lambda d: d["splits"][0].update(status="great"), "status 'great'"),
-        (lambda d: d["splits"][0].update(seconds_per_update=None), "must be > 0"),
+        (lambda d: d["gpu"].pop("name"), "gpu.name: required key is missing"),
+        (lambda d: d["splits"][0].update(status="great"),
+         "splits[0].status must be one of ok, oom, dropped, skipped, error, got 'great'"),
+        (lambda d: d["splits"][0].update(seconds_per_update=None),
+         "splits[0].seconds_per_update: required for a split of status ok"),
         (lambda d: d["splits"][0].update(bogus=1), "splits[0].bogus"),
-        (lambda d: d["workload"].pop("precision"), "missing or unknown field precision"),
+        (lambda d: d["workload"].pop("precision"), "workload.precision: required key is missing"),
     ],
 )
 def test_corrupt_profiles(tmp_path: Path, mutate: object, message: str) -> None:

@@ -307,7 +307,8 @@ def test_a_config_that_is_not_a_mapping_or_not_parseable(tmp_path: Path) -> None
         load_trl_config(bad)
     broken = tmp_path / "args.json"
     broken.write_text('{"per_device_train_batch_size": 4,,}')
-    with pytest.raises(JobSpecError, match=r"args.json: line 1, column 35: .*fix the JSON"):
+    with pytest.raises(JobSpecError,
+                       match=r"args.json: not valid JSON \(line 1, column 35: .*fix the JSON"):
         load_trl_config(broken)
     with pytest.raises(JobSpecError, match=r"^--trl-config: cannot read .*missing.yaml"):
         load_trl_config(tmp_path / "missing.yaml")

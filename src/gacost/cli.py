@@ -10,12 +10,19 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from gacost import __version__
-from gacost.base.errors import GacostError
-from gacost.commands import budget, calibrate, compare, gpus, models, prices, recommend
 
-COMMANDS = (recommend, budget, compare, calibrate, gpus, prices, models)
+MAX_ERROR_LINES = 25  # an error is at most a screenful
+MAX_LINE_CHARS = 500
+INTERNAL = 70  # EX_SOFTWARE: a bug in gacost, not the user's input
+
+
+def _commands() -> tuple[ModuleType, ...]:
+    from gacost.commands import budget, calibrate, compare, gpus, models, prices, recommend
+
+    return (recommend, budget, compare, calibrate, gpus, prices, models)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,13 +37,60 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gacost {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in COMMANDS:
+    for module in _commands():
         module.register(sub)
     return parser
 
 
+def fit_message(text: str) -> str:
+    """An error message cut to :data:`MAX_ERROR_LINES` lines of :data:`MAX_LINE_CHARS`."""
+    lines = text.splitlines() or [""]
+    cut = [line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + "..."
+           for line in lines[:MAX_ERROR_LINES]]
+    if len(lines) > MAX_ERROR_LINES:
+        cut.append(f"error: ... and {len(lines) - MAX_ERROR_LINES} more lines")
+    return "\n".join(cut)
+
+
+def _fail(message: str, code: int) -> int:
+    print(fit_message(f"error: {message}"), file=sys.stderr)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``gacost`` script; returns the exit code."""
+    """Entry point of the ``gacost`` script; returns the exit code.
+
+    Every outcome is one of: the report on stdout (exit 0); ``error: ...`` lines on stderr
+    for a :class:`~gacost.base.errors.GacostError` (its exit code), a file the OS refused
+    (1) or Ctrl-C (130); a traceback only with ``--debug``. Anything else is a bug in
+    gacost and says so in one line (exit 70)."""
+    debug = "--debug" in (sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        return _fail("interrupted", 130)
+    except OSError as exc:  # a full disk, a folder without permission, ...
+        if debug:
+            raise
+        where = f" {exc.filename}" if exc.filename else ""
+        return _fail(f"cannot read or write{where} ({exc.strerror or exc}); "
+                     "free space or fix the permissions and run again", 1)
+    except MemoryError:
+        if debug:
+            raise
+        return _fail("out of memory", 1)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback
+        if debug:
+            raise
+        return _fail(f"internal error ({exc.__class__.__name__}: {str(exc)[:200]}); please "
+                     "report it with the command line (--debug shows the traceback)", INTERNAL)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    from gacost.base.errors import GacostError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -44,11 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GacostError as exc:
         if args.debug:
             raise
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+        return _fail(str(exc), exc.exit_code)
     if text:
         try:
             print(text)

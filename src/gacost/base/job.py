@@ -10,31 +10,38 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gacost.base.errors import JobSpecError, did_you_mean
+from gacost.base.inputfile import clip, parse_yaml, read_text
 from gacost.base.profile import Workload
 
 Objective = Literal["min_cost", "min_time", "min_cost_under_deadline", "min_time_under_budget"]
 LINEAR_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 CHOOSE_WORLD_SIZES = (1, 2, 4, 8)  # GPUs per run considered with ``gpus_per_run: choose``
 MAX_GPUS_PER_RUN = 64
+# Tokens one run trains on, at most: ten times the largest published pretraining run
+# (Llama 3, about 15T tokens); a fine-tune is orders of magnitude below it.
+MAX_TOKENS_PER_RUN = 1.5e14
+MAX_ERRORS = 20  # error lines shown for one file; the rest are counted
+
+PRINTABLE = r"^[^\x00-\x1f\x7f]*$"  # no control characters (they would break error lines)
+Name = Annotated[str, Field(min_length=1, max_length=200, pattern=PRINTABLE)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
 
 
 class LoraSpec(_Strict):
     """LoRA adapter settings (ignored for ``method: full``)."""
 
     r: int = Field(16, gt=0, le=4096)
-    alpha: float | None = Field(None, gt=0)
+    alpha: float | None = Field(None, gt=0, le=1e6)
     dropout: float = Field(0.0, ge=0, lt=1)
-    target_modules: str | list[str] = "all-linear"
+    target_modules: str | Annotated[list[Name], Field(max_length=100)] = "all-linear"
 
     @field_validator("target_modules")
     @classmethod
@@ -82,9 +89,9 @@ class QloraSpec(_Strict):
 class WorkSpec(_Strict):
     """How much training: ``updates`` directly, or ``samples`` x ``epochs``."""
 
-    updates: int | None = Field(None, gt=0)
-    samples: int | None = Field(None, gt=0)
-    epochs: float = Field(1.0, gt=0)
+    updates: int | None = Field(None, gt=0, le=10**10)
+    samples: int | None = Field(None, gt=0, le=10**13)
+    epochs: float = Field(1.0, gt=0, le=10_000)
 
     @model_validator(mode="after")
     def _one_way(self) -> WorkSpec:
@@ -102,8 +109,8 @@ class RunGroup(_Strict):
     ``sequence_length``, ``effective_batch`` and ``work`` override the job's for this group.
     """
 
-    name: str = Field(min_length=1)
-    grid: dict[str, list[Any]] | None = None
+    name: str = Field(min_length=1, max_length=100, pattern=PRINTABLE)
+    grid: dict[Name, Annotated[list[Any], Field(max_length=100_000)]] | None = None
     runs: int | None = Field(None, gt=0, le=100_000)
     sequence_length: int | None = Field(None, gt=0, le=1_048_576)
     effective_batch: int | None = Field(None, gt=0, le=65_536)
@@ -149,29 +156,30 @@ class GroupJob:
 class Job(_Strict):
     """One fine-tune (possibly repeated ``runs`` times, or a ``sweep``) to plan."""
 
-    model: str = Field(min_length=1)
+    model: str = Field(min_length=1, max_length=1024, pattern=PRINTABLE)
     method: Literal["lora", "qlora", "full"] = "lora"
     lora: LoraSpec = Field(default_factory=LoraSpec)
     qlora: QloraSpec = Field(default_factory=QloraSpec)
     sequence_length: int = Field(gt=0, le=1_048_576)
     effective_batch: int = Field(gt=0, le=65_536)
-    micro_batches: list[int] | None = None
+    micro_batches: Annotated[list[Annotated[int, Field(gt=0, le=65_536)]],
+                             Field(max_length=1000)] | None = None
     work: WorkSpec
     precision: Literal["fp16", "bf16", "fp32"] = "bf16"
     gradient_checkpointing: bool = True
     torch_compile: bool | Literal["auto"] = False
     liger: bool | Literal["auto"] = False
     runs: int = Field(1, gt=0, le=100_000)
-    gpus: list[str] | None = None
-    providers: list[str] | None = None
+    gpus: Annotated[list[Name], Field(max_length=200)] | None = None
+    providers: Annotated[list[Name], Field(max_length=200)] | None = None
     spot: bool = False
     objective: Objective = "min_cost"
-    deadline_hours: float | None = Field(None, gt=0)
-    budget_usd: float | None = Field(None, gt=0)
+    deadline_hours: float | None = Field(None, gt=0, le=1e6)
+    budget_usd: float | None = Field(None, gt=0, le=1e12)
     vram_margin: float = Field(0.10, ge=0, lt=0.9)
     max_instances: int = Field(8, ge=1, le=1000)
     spot_allowance: float = Field(0.2, ge=0, le=10)
-    sweep: list[RunGroup] | None = None
+    sweep: Annotated[list[RunGroup], Field(max_length=1000)] | None = None
     gpus_per_run: int | Literal["choose"] = 1
 
     @field_validator("gpus_per_run", mode="before")
@@ -183,7 +191,7 @@ class Job(_Strict):
         )
         if not ok:
             raise ValueError(
-                f"must be a GPU count from 1 to {MAX_GPUS_PER_RUN}, or 'choose', got {value!r}"
+                f"must be a GPU count from 1 to {MAX_GPUS_PER_RUN}, or 'choose', got {clip(value)}"
             )
         return value
 
@@ -206,7 +214,25 @@ class Job(_Strict):
             raise ValueError("gpus: give at least one GPU, or leave the key out for all")
         if self.providers is not None and not self.providers:
             raise ValueError("providers: give at least one provider, or leave the key out for all")
+        self._check_tokens()
         return self
+
+    def _check_tokens(self) -> None:
+        """Each run's tokens (updates x effective batch x sequence length) stay below
+        :data:`MAX_TOKENS_PER_RUN`, for the job and every sweep group."""
+        groups = [("work", self.work, self.effective_batch, self.sequence_length)]
+        for i, g in enumerate(self.sweep or ()):
+            groups.append((f"sweep[{i}].work", g.work or self.work,
+                           g.effective_batch or self.effective_batch,
+                           g.sequence_length or self.sequence_length))
+        for where, work, batch, length in groups:
+            tokens = _updates(work, batch) * batch * length
+            if tokens > MAX_TOKENS_PER_RUN:
+                raise ValueError(
+                    f"{where}: {tokens:.3g} tokens per run (updates x effective_batch x "
+                    f"sequence_length) is over {MAX_TOKENS_PER_RUN:.3g}, ten times the largest "
+                    "published pretraining run; check updates/samples/epochs"
+                )
 
     def _check_world(self) -> None:
         world = self.gpus_per_run
@@ -370,13 +396,23 @@ def _clean_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
     )
 
 
+def _path(loc: tuple[Any, ...]) -> str:
+    parts = [f"[{p}]" if isinstance(p, int) else _clip_key(p) for p in loc]
+    return ".".join(parts).replace(".[", "[")
+
+
+def _clip_key(key: Any) -> str:
+    text = str(key)
+    return text if len(text) <= 40 and text.isprintable() else clip(text, 40)
+
+
 def _render(err: dict[str, Any]) -> str:
     loc = _clean_loc(err["loc"])
-    path = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in loc).replace(".[", "[")
+    path = _path(loc)
     kind = err["type"]
     if kind == "extra_forbidden":
         known = _fields_of(Job, loc[:-1])
-        hint = did_you_mean(str(loc[-1]), known) or (
+        hint = did_you_mean(str(loc[-1])[:100], known) or (
             f"; known keys here: {', '.join(known)}" if known else ""
         )
         return f"{path}: unknown key{hint}"
@@ -387,9 +423,15 @@ def _render(err: dict[str, Any]) -> str:
         msg = f"must be one of {msg.removeprefix('Input should be ')}"
         if isinstance(err.get("input"), str):
             expected = str(err["ctx"]["expected"]).replace(" or ", ",")
-            msg += did_you_mean(err["input"], [c.strip(" '") for c in expected.split(",")])
+            msg += did_you_mean(err["input"][:100],
+                                [c.strip(" '") for c in expected.split(",")])
+        msg += f", got {clip(err.get('input'))}"
+    elif kind == "finite_number":
+        msg = f"must be a finite number, got {clip(err.get('input'))}"
+    elif kind == "string_pattern_mismatch":
+        msg = f"must not contain control characters (tabs, newlines), got {clip(err.get('input'))}"
     elif msg.startswith("Input should be "):
-        msg = f"must be {msg.removeprefix('Input should be ')}, got {err.get('input')!r}"
+        msg = f"must be {msg.removeprefix('Input should be ')}, got {clip(err.get('input'))}"
     return f"{path}: {msg}" if path else msg
 
 
@@ -405,12 +447,22 @@ def parse_job(data: Any, origin: str = "job") -> Job:
         errors = exc.errors(include_url=False)
         # A union (e.g. target_modules) reports one error per branch: keep the deepest one.
         locs = [_clean_loc(e["loc"]) for e in errors]
+        prefixes = {loc[:i] for loc in locs for i in range(len(loc))}
         lines: list[str] = []
+        seen: set[str] = set()
+        more = 0
         for err, loc in zip(errors, locs, strict=True):
-            deeper = any(len(o) > len(loc) and o[: len(loc)] == loc for o in locs)
+            if loc in prefixes:
+                continue
+            if len(lines) >= MAX_ERRORS:  # not rendered: "did you mean" is slow on many
+                more += 1
+                continue
             line = _render(dict(err))
-            if not deeper and line not in lines:
+            if line not in seen:
+                seen.add(line)
                 lines.append(line)
+        if more:
+            lines.append(f"... and {more} more problems (fix these first)")
         raise JobSpecError("\nerror: ".join(lines)) from None
 
 
@@ -430,25 +482,20 @@ def read_job_file(path: str | Path, flag: str = "--job") -> Any:
 
 
 def read_yaml(path: Path, flag: str) -> Any:
-    """A YAML file parsed with ``yaml.safe_load``; one-line errors for an unreadable file
+    """A YAML file parsed with YAML 1.2 scalars and size, nesting and alias limits
+    (:mod:`gacost.base.inputfile`); one-line errors for an unreadable file
     (``<flag>: cannot read ...``) or bad syntax (``<file>: line L, column C: ...``)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise JobSpecError(f"{flag}: cannot read {path} ({exc.strerror or exc})") from exc
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise JobSpecError(f"{path}:{where}: {problem}; fix the YAML syntax") from None
+    text = read_text(path, flag, JobSpecError)
+    return parse_yaml(text, str(path), JobSpecError)
 
 
 def _relative_to(base: Path, model: str) -> str:
     """A relative local config path is read relative to the job file."""
-    candidate = Path(model).expanduser()
-    looks_local = model.startswith((".", "~", "/")) or candidate.suffix == ".json"
-    if looks_local and not candidate.is_absolute() and (base / candidate).exists():
-        return str(base / candidate)
+    try:
+        candidate = Path(model).expanduser()
+        looks_local = model.startswith((".", "~", "/")) or candidate.suffix == ".json"
+        if looks_local and not candidate.is_absolute() and (base / candidate).exists():
+            return str(base / candidate)
+    except (OSError, ValueError, RuntimeError):  # too long, a NUL byte, ~unknown-user
+        pass  # left as written: the model loader reports it
     return model

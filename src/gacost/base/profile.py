@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from gacost.base.atomic import write_atomic
 from gacost.base.errors import DataError
+from gacost.base.inputfile import clip, parse_json, read_text
+from gacost.base.models import model_key
 
 SCHEMA = "gacost-profile"
 VERSION = 3  # written; 2 added splits[].trace, 3 splits[].pass_seconds and .precision
@@ -59,7 +62,7 @@ class Workload:
         for name, default in WORKLOAD_OPTION_DEFAULTS.items():
             if payload[name] == default:
                 payload.pop(name)
-        payload["model"] = payload["model"].lower()
+        payload["model"] = model_key(payload["model"])
         text = json.dumps(payload, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -211,110 +214,244 @@ def _split_to_dict(s: SplitResult) -> dict[str, Any]:
     return out
 
 
-def _split_from_dict(s: dict[str, Any], where: str) -> SplitResult:
-    """Parse and validate one split (``where`` names it in messages, e.g. ``splits[0]``)."""
-    unknown = set(s) - {f.name for f in fields(SplitResult)}
+# Plausible ranges (see README "Profile format"). An optimizer update of a LoRA fine-tune
+# launches hundreds of kernels at least (the H200 traces count thousands per micro-step,
+# bench/H200-SWEEP.md) at microseconds each, so below 0.1 ms is not a measurement; above a
+# day per update no fine-tune is planned.
+MIN_SECONDS_PER_UPDATE = 1e-4
+MAX_SECONDS_PER_UPDATE = 86_400.0
+MAX_MEMORY_GIB = 100_000.0  # per device, far above any accelerator's memory
+MAX_GPU_COUNT = 1024
+MAX_SPLITS = 10_000
+MAX_TIMES = 1_000_000
+MAX_BYTES = 16 << 20  # a profile holds every update time: a few hundred kB in practice
+
+
+class _Bad(ValueError):
+    """One malformed field; the message names it."""
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _number(v: Any, where: str, low: float = 0.0, high: float = 1e12,
+            optional: bool = True) -> float | None:
+    """A finite number in [low, high] (None allowed when ``optional``)."""
+    if v is None and optional:
+        return None
+    if not _is_number(v) or not low <= v <= high or not math.isfinite(float(v)):
+        raise _Bad(f"{where} must be a finite number from {low:g} to {high:g}, got {clip(v)}")
+    return float(v)
+
+
+def _integer(v: Any, where: str, low: int, high: int) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or not low <= v <= high:
+        raise _Bad(f"{where} must be an integer from {low} to {high}, got {clip(v)}")
+    return v
+
+
+def _text(v: Any, where: str, max_len: int = 10_000, empty: bool = True,
+          name: bool = False) -> str:
+    """A string; ``name``: one printed in messages and tables, so no control characters."""
+    if (not isinstance(v, str) or len(v) > max_len or (not empty and not v)
+            or (name and not v.isprintable())):
+        what = "a string" if empty else "a non-empty string"
+        plain = " without control characters" if name else ""
+        raise _Bad(f"{where} must be {what}{plain} of at most {max_len} characters, "
+                   f"got {clip(v)}")
+    return v
+
+
+def _flag(v: Any, where: str) -> bool:
+    if not isinstance(v, bool):
+        raise _Bad(f"{where} must be true or false, got {clip(v)}")
+    return v
+
+
+def _mapping(v: Any, where: str) -> dict[str, Any]:
+    if not isinstance(v, dict):
+        raise _Bad(f"{where} must be an object, got {clip(v)}")
+    return v
+
+
+def _strings(v: Any, where: str) -> dict[str, str]:
+    """A free-form string map (host, software): values shown as text, cut to 1000."""
+    return {str(k)[:200]: str(x)[:1000] for k, x in _mapping(v, where).items()}
+
+
+def _known(d: dict[str, Any], names: set[str], where: str) -> None:
+    unknown = set(d) - names
     if unknown:
-        raise KeyError(f"{where}.{sorted(unknown)[0]} (unknown key)")
-    item = {**s, "update_times": tuple(float(t) for t in s.get("update_times", ())),
-            "pass_seconds": tuple(float(t) for t in s.get("pass_seconds", ()))}
-    if item.get("trace") is not None:
-        item["trace"] = _trace_from_dict(item["trace"], f"{where}.trace")
-    result = SplitResult(**item)
-    if result.status not in STATUSES:
-        raise ValueError(f"{where}.status {result.status!r} (one of {STATUSES})")
-    if result.status in TIMED and not (result.seconds_per_update or 0) > 0:
-        raise ValueError(f"{where}.seconds_per_update must be > 0 for a {result.status} split")
-    return result
+        raise _Bad(f"{where}{clip(sorted(unknown)[0])[1:-1]}: unknown key")
+
+
+def _split_from_dict(s: Any, where: str) -> SplitResult:
+    """Parse and validate one split (``where`` names it in messages, e.g. ``splits[0]``)."""
+    s = _mapping(s, where)
+    _known(s, {f.name for f in fields(SplitResult)}, f"{where}.")
+    for key in ("micro_batch", "grad_accum", "status"):
+        if key not in s:
+            raise _Bad(f"{where}.{key}: required key is missing")
+    status = s["status"]
+    if status not in STATUSES:
+        raise _Bad(f"{where}.status must be one of {', '.join(STATUSES)}, got {clip(status)}")
+    times = s.get("update_times", ())
+    if not isinstance(times, (list, tuple)) or len(times) > MAX_TIMES:
+        raise _Bad(f"{where}.update_times must be a list of seconds, got {clip(times)}")
+    seconds = _number(s.get("seconds_per_update"), f"{where}.seconds_per_update",
+                      MIN_SECONDS_PER_UPDATE, MAX_SECONDS_PER_UPDATE)
+    if status in TIMED and seconds is None:
+        raise _Bad(f"{where}.seconds_per_update: required for a split of status {status}")
+    mem = {k: _number(s.get(k), f"{where}.{k}", 0.0, MAX_MEMORY_GIB)
+           for k in ("peak_allocated_gib", "peak_reserved_gib")}
+    other = {k: _number(s.get(k), f"{where}.{k}")
+             for k in ("iqr_seconds", "ci_low_s", "ci_high_s", "tokens_per_s", "wall_seconds",
+                       "compile_seconds", "precision")}
+    passes = s.get("pass_seconds", ())
+    if not isinstance(passes, (list, tuple)) or len(passes) > 8:
+        raise _Bad(f"{where}.pass_seconds must be a list of seconds, got {clip(passes)}")
+    trace = s.get("trace")
+    return SplitResult(
+        micro_batch=_integer(s["micro_batch"], f"{where}.micro_batch", 1, 1 << 20),
+        grad_accum=_integer(s["grad_accum"], f"{where}.grad_accum", 1, 1 << 20),
+        status=status,
+        seconds_per_update=seconds,
+        update_times=tuple(_number(t, f"{where}.update_times[{i}]", 0.0, 1e9, False) or 0.0
+                           for i, t in enumerate(times)),
+        warmup_updates=_integer(s.get("warmup_updates", 0), f"{where}.warmup_updates", 0,
+                                MAX_TIMES),
+        timed_updates=_integer(s.get("timed_updates", 0), f"{where}.timed_updates", 0,
+                               MAX_TIMES),
+        note=_text(s.get("note", ""), f"{where}.note"),
+        trace=None if trace is None else _trace_from_dict(trace, f"{where}.trace"),
+        pass_seconds=tuple(_number(t, f"{where}.pass_seconds[{i}]", MIN_SECONDS_PER_UPDATE,
+                                   MAX_SECONDS_PER_UPDATE, False) or 0.0
+                           for i, t in enumerate(passes)),
+        **mem,
+        **other,
+    )
 
 
 def _trace_from_dict(t: Any, where: str) -> SplitTrace:
-    if not isinstance(t, dict):
-        raise ValueError(f"{where} must be an object")
-    unknown = set(t) - {f.name for f in fields(SplitTrace)}
-    if unknown:
-        raise KeyError(f"{where}.{sorted(unknown)[0]} (unknown key)")
+    t = _mapping(t, where)
+    _known(t, {f.name for f in fields(SplitTrace)}, f"{where}.")
     by_class = t.get("gpu_ms_per_microstep_by_class")
     if by_class is not None:
-        if not isinstance(by_class, dict):
-            raise ValueError(f"{where}.gpu_ms_per_microstep_by_class must be an object")
-        by_class = {str(k): float(v) for k, v in by_class.items()}
+        by_class = {
+            str(k)[:100]: _number(v, f"{where}.gpu_ms_per_microstep_by_class.{k}", 0.0,
+                                  optional=False) or 0.0
+            for k, v in _mapping(by_class, f"{where}.gpu_ms_per_microstep_by_class").items()
+        }
+    values: dict[str, Any] = {}
     for name, value in t.items():
-        numeric = name not in ("note", "gpu_ms_per_microstep_by_class")
-        if numeric and value is not None and (
-            isinstance(value, bool) or not isinstance(value, (int, float))
-        ):
-            raise ValueError(f"{where}.{name} must be a number or null, not {value!r}")
-    return SplitTrace(**{**t, "gpu_ms_per_microstep_by_class": by_class})
+        if name in ("profiled_updates", "profiled_microsteps"):
+            values[name] = _integer(value, f"{where}.{name}", 0, MAX_TIMES)
+        elif name == "note":
+            values[name] = _text(value, f"{where}.note")
+        elif name != "gpu_ms_per_microstep_by_class":
+            values[name] = _number(value, f"{where}.{name}")
+    return SplitTrace(**values, gpu_ms_per_microstep_by_class=by_class)
 
 
 def _require(d: dict[str, Any], key: str, where: str) -> Any:
     if key not in d:
-        raise KeyError(f"{where}{key}")
+        raise _Bad(f"{where}{key}: required key is missing")
     return d[key]
 
 
+def _workload(wl: Any) -> Workload:
+    wl = _mapping(wl, "workload")
+    _known(wl, {f.name for f in fields(Workload)}, "workload.")
+
+    def get(key: str) -> Any:
+        return _require(wl, key, "workload.")
+
+    method = get("method")
+    if method not in ("lora", "qlora", "full"):
+        raise _Bad(f"workload.method must be lora, qlora or full, got {clip(method)}")
+    precision = get("precision")
+    if precision not in ("fp16", "bf16", "fp32"):
+        raise _Bad(f"workload.precision must be fp16, bf16 or fp32, got {clip(precision)}")
+    return Workload(
+        model=_text(get("model"), "workload.model", 1024, empty=False, name=True),
+        method=method,
+        lora_r=_integer(get("lora_r"), "workload.lora_r", 0, 4096),
+        lora_alpha=_number(get("lora_alpha"), "workload.lora_alpha", 0.0, 1e6, False) or 0.0,
+        target_modules=_text(get("target_modules"), "workload.target_modules", name=True),
+        sequence_length=_integer(get("sequence_length"), "workload.sequence_length", 1,
+                                 1 << 20),
+        precision=precision,
+        gradient_checkpointing=_flag(get("gradient_checkpointing"),
+                                     "workload.gradient_checkpointing"),
+        effective_batch=_integer(get("effective_batch"), "workload.effective_batch", 1, 65_536),
+        **{k: _flag(wl.get(k, False), f"workload.{k}") for k in WORKLOAD_OPTION_DEFAULTS},
+    )
+
+
 def profile_from_dict(d: dict[str, Any], origin: str = "profile") -> Profile:
-    """Parse and validate a profile dict; anything malformed is a ``DataError``."""
+    """Parse and validate a profile dict; anything malformed is a ``DataError`` naming the
+    field: typed fields, finite and plausible numbers, splits that multiply to the
+    effective batch (``micro_batch x grad_accum x gpu.count``)."""
     if not isinstance(d, dict) or d.get("schema") != SCHEMA:
         raise DataError(f'{origin}: not a gacost profile (missing "schema": "{SCHEMA}")')
-    if d.get("version") not in READABLE_VERSIONS:
+    if d.get("version") not in READABLE_VERSIONS or isinstance(d.get("version"), bool):
         raise DataError(
-            f"{origin}: profile version {d.get('version')!r} is not supported "
+            f"{origin}: profile version {clip(d.get('version'))} is not supported "
             f"(this gacost reads versions {', '.join(map(str, READABLE_VERSIONS))}); "
             "re-run `gacost calibrate`"
         )
     try:
-        gpu = _require(d, "gpu", "")
-        wl = _require(d, "workload", "")
-        wl_names = {f.name for f in fields(Workload)}
-        values: dict[str, Any] = {
-            k: wl[k] if k not in WORKLOAD_OPTION_DEFAULTS else bool(wl.get(k, False))
-            for k in wl_names
-        }
-        workload = Workload(**values)
-        splits = [
-            _split_from_dict(s, f"splits[{i}]") for i, s in enumerate(_require(d, "splits", ""))
-        ]
+        gpu = _mapping(_require(d, "gpu", ""), "gpu")
+        workload = _workload(_require(d, "workload", ""))
+        count = _integer(gpu.get("count", 1), "gpu.count", 1, MAX_GPU_COUNT)
+        raw_splits = _require(d, "splits", "")
+        if not isinstance(raw_splits, list) or len(raw_splits) > MAX_SPLITS:
+            raise _Bad(f"splits must be a list of at most {MAX_SPLITS} splits")
+        splits = [_split_from_dict(s, f"splits[{i}]") for i, s in enumerate(raw_splits)]
+        seen: set[tuple[int, int]] = set()
+        for i, sp in enumerate(splits):
+            if sp.micro_batch * sp.grad_accum * count != workload.effective_batch:
+                world = f" x {count} GPUs" if count > 1 else ""
+                raise _Bad(
+                    f"splits[{i}]: {sp.micro_batch}x{sp.grad_accum}{world} does not make the "
+                    f"effective batch {workload.effective_batch}"
+                )
+            if (sp.micro_batch, sp.grad_accum) in seen:
+                raise _Bad(f"splits[{i}]: {sp.micro_batch}x{sp.grad_accum} appears twice")
+            seen.add((sp.micro_batch, sp.grad_accum))
         return Profile(
-            gpu=str(_require(gpu, "name", "gpu.")),
-            gpu_memory_gib=float(_require(gpu, "memory_gib", "gpu.")),
-            raw_gpu_name=str(gpu.get("raw_name", "")),
-            gpu_count=int(gpu.get("count", 1)),
+            gpu=_text(_require(gpu, "name", "gpu."), "gpu.name", 100, empty=False,
+                      name=True),
+            gpu_memory_gib=_number(_require(gpu, "memory_gib", "gpu."), "gpu.memory_gib",
+                                   0.0, MAX_MEMORY_GIB, False) or 0.0,
+            raw_gpu_name=_text(gpu.get("raw_name", ""), "gpu.raw_name", 1000),
+            gpu_count=count,
             workload=workload,
             splits=tuple(splits),
-            source=str(d.get("source", "")),
-            provenance=str(d.get("provenance", "")),
-            host={str(k): str(v) for k, v in d.get("host", {}).items()},
-            software={str(k): str(v) for k, v in d.get("software", {}).items()},
-            gpu_seconds=d.get("gpu_seconds"),
-            vram_limit_gib=d.get("vram_limit_gib"),
-            created_at=str(d.get("created_at", "")),
+            source=_text(d.get("source", ""), "source", 1000),
+            provenance=_text(d.get("provenance", ""), "provenance"),
+            host=_strings(d.get("host", {}), "host"),
+            software=_strings(d.get("software", {}), "software"),
+            gpu_seconds=_number(d.get("gpu_seconds"), "gpu_seconds"),
+            vram_limit_gib=_number(d.get("vram_limit_gib"), "vram_limit_gib", 0.0,
+                                   MAX_MEMORY_GIB),
+            created_at=_text(d.get("created_at", ""), "created_at", 100),
         )
-    except KeyError as exc:
-        raise DataError(f"{origin}: missing or unknown field {exc.args[0]}") from exc
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise DataError(f"{origin}: malformed profile ({exc}); re-run `gacost calibrate`") from exc
+    except _Bad as exc:
+        raise DataError(f"{origin}: {exc}; re-run `gacost calibrate` or fix the file") from None
 
 
 def loads_profile(text: str, origin: str = "profile") -> Profile:
     """Parse profile JSON text."""
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise DataError(
-            f"{origin}: not valid JSON ({exc}); re-run `gacost calibrate` or restore the file"
-        ) from exc
+    data = parse_json(text, origin, DataError)
     return profile_from_dict(data, origin)
 
 
 def read_profile(path: str | Path) -> Profile:
-    """Read a profile file."""
+    """Read a profile file (a regular UTF-8 file of at most 16 MiB)."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DataError(f"--profile: cannot read {p} ({exc.strerror or exc})") from exc
+    text = read_text(p, "--profile", DataError, MAX_BYTES)
     return loads_profile(text, origin=str(p))
 
 

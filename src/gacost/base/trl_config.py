@@ -48,7 +48,6 @@ two values is an error naming both.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -56,6 +55,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from gacost.base.errors import JobSpecError
+from gacost.base.inputfile import clip, parse_json, read_text
 from gacost.base.job import Job, parse_job, read_yaml
 
 PEFT_DEFAULT_TARGETS = ["q_proj", "v_proj"]  # PEFT's default for llama/qwen2/qwen3/mistral/gemma
@@ -160,16 +160,8 @@ def load_trl_config(path: str | Path) -> TrlConfig:
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise JobSpecError(f"--trl-config: cannot read {path} ({exc.strerror or exc})") from exc
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise JobSpecError(
-            f"{path}: line {exc.lineno}, column {exc.colno}: {exc.msg}; fix the JSON syntax"
-        ) from None
+    text = read_text(path, "--trl-config", JobSpecError)
+    return parse_json(text, str(path), JobSpecError)
 
 
 class _Reader:
@@ -196,7 +188,7 @@ class _Reader:
 
     def bad(self, key: str, expected: str) -> None:
         self.errors.append(
-            f"{self.origin}: {key}: must be {expected}, got {self.data.get(key)!r}"
+            f"{self.origin}: {key}: must be {expected}, got {clip(self.data.get(key))}"
         )
 
     def integer(self, key: str, low: int | None = None, nullable: bool = False) -> int | None:
@@ -308,8 +300,8 @@ def _sequence_length(r: _Reader, yaml_kind: bool, values: dict[str, Any],
     elif r.has("max_length") and r.has("max_seq_length"):
         old, new = r.data["max_seq_length"], r.data["max_length"]
         if old != new:
-            r.errors.append(f"{r.origin}: max_seq_length: {old!r} differs from max_length "
-                            f"{new!r}; keep max_length (the TRL 1.x name)")
+            r.errors.append(f"{r.origin}: max_seq_length: {clip(old)} differs from max_length "
+                            f"{clip(new)}; keep max_length (the TRL 1.x name)")
             return
     if not yaml_kind and not r.has(key):
         return  # a plain TrainingArguments: no sequence length
@@ -423,7 +415,7 @@ def _targets(r: _Reader, notes: list[str]) -> str | list[str] | None:
     if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
         return list(value)
     if isinstance(value, str) and value.strip():
-        r.errors.append(f"{r.origin}: lora_target_modules: {value!r} is a PEFT pattern; gacost "
+        r.errors.append(f"{r.origin}: lora_target_modules: {clip(value)} is a PEFT pattern; gacost "
                         "reads 'all-linear' or a list of module names, e.g. [q_proj, v_proj]")
         return None
     r.bad("lora_target_modules", "'all-linear' or a list of module names")
@@ -460,7 +452,7 @@ def build_job(
             flag = "--" + key.replace("_", "-")
             if key in merged and merged[key] != value:
                 raise JobSpecError(f"{key}: {flag} {value} but {extra_origin} says "
-                                   f"{merged[key]!r}; give it in one place")
+                                   f"{clip(merged[key])}; give it in one place")
             merged[key] = value
     world = merged.get("gpus_per_run", 1)
     if world == "choose":
@@ -526,7 +518,7 @@ def _agree(key: str, ours: Any, theirs: Any, extra_origin: str, path: str,
         return
     if theirs != ours or type(theirs) is not type(ours) and not _same_number(ours, theirs):
         raise JobSpecError(
-            f"{key}: {extra_origin} says {theirs!r} but {path} gives {ours!r} ({source}); "
+            f"{key}: {extra_origin} says {clip(theirs)} but {path} gives {clip(ours)} ({source}); "
             f"remove {key} from {extra_origin} or change {path}")
 
 
@@ -571,7 +563,7 @@ def _work(config: TrlConfig, derived: dict[str, Any], given: Any, extra_origin: 
     file_samples = given_work.get("samples")
     if samples is not None and file_samples is not None and samples != file_samples:
         raise JobSpecError(f"work.samples: --samples {samples} but {extra_origin} says "
-                           f"{file_samples!r}; give it in one place")
+                           f"{clip(file_samples)}; give it in one place")
     n = samples if samples is not None else file_samples
     if n is None:
         if not need_work:

@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--parallel", default="1", metavar="P",
                    help="instances for the wall-clock column (default 1)")
     p.add_argument("--top", default="10", metavar="N", help="show the N best offers (default 10)")
+    p.add_argument("--wide", action="store_true",
+                   help="every column (instance, budget flags, full region names) on "
+                        "unwrapped lines; the default fits 120 columns")
     p.set_defaults(run=run)
 
 
@@ -66,7 +69,8 @@ def run(args: argparse.Namespace) -> str:
     rows = [budget_row(r, plan) for r in plan.rows[:top]]
     if args.format == "csv":
         return rows_csv(rows).rstrip("\n")
-    text = render_text(found, plan, limits.spot_allowance, rows, notes, prices)
+    text = render_text(found, plan, limits.spot_allowance, rows, notes, prices,
+                       wide=args.wide)
     return "\n".join([text, *trl_notes(inputs.trl)])
 
 

@@ -5,15 +5,24 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 from tabulate import tabulate
 
-from gacost.base.errors import CalibrationError
-from gacost.base.profile import Profile, SplitTrace
+from gacost.base import models
+from gacost.base.errors import CalibrationError, DataError
+from gacost.base.inputfile import clip
+from gacost.base.job import Job
+from gacost.base.profile import Profile, SplitTrace, read_profile
 from gacost.commands.inputs import add_job_flags, load_job_args, trl_notes
 
 INSTALL_HINT = "calibration needs the extra: pip install 'gacost[calibrate]'"
+# Upper bounds of the protocol flags: far above the defaults (2 warm-up updates, 40 timed,
+# 8 s), low enough that a typo does not hold a GPU for days.
+MAX_WARMUP = 1000
+MAX_UPDATES = 100_000
+MAX_SECONDS = 86_400.0
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -69,6 +78,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--liger", action="store_true",
                    help="measure with Liger kernels on (TRL use_liger_kernel=True; needs "
                         "liger-kernel)")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite --out even if it is not a profile of this workload")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument(
         "--no-trace",
@@ -97,14 +108,17 @@ def run(args: argparse.Namespace) -> str:
         parse_splits,
     )
 
+    check_device(args.device)
     if (
-        args.warmup < 0
-        or args.max_updates < 1
-        or args.max_seconds <= 0
+        not 0 <= args.warmup <= MAX_WARMUP
+        or not 1 <= args.max_updates <= MAX_UPDATES
+        or not 0 < args.max_seconds <= MAX_SECONDS  # also false for NaN
         or not (0 < args.tolerance < 1)
     ):
         raise CalibrationError(
-            "--warmup >= 0, --max-updates >= 1, --max-seconds > 0 and 0 < --tolerance < 1"
+            f"give --warmup >= 0 (at most {MAX_WARMUP}), --max-updates >= 1 (at most "
+            f"{MAX_UPDATES}), --max-seconds > 0 (at most {MAX_SECONDS:g}) and "
+            "0 < --tolerance < 1"
         )
     nproc = args.nproc
     launched = _launched_world()  # already under torchrun / accelerate launch
@@ -132,6 +146,11 @@ def run(args: argparse.Namespace) -> str:
         raise CalibrationError(
             f"--nproc: effective_batch {job.effective_batch} is not divisible by {nproc} "
             "processes"
+        )
+    check_files(args, job)
+    if args.device == "cpu" and job.precision == "fp16":  # known before torch is imported
+        raise CalibrationError(
+            "precision: fp16 mixed precision needs a CUDA GPU; use fp32 or bf16 on the CPU"
         )
     splits = (
         parse_splits(args.splits, job.effective_batch, nproc) if args.splits is not None
@@ -171,6 +190,59 @@ def run(args: argparse.Namespace) -> str:
     if pending and profile.workload.torch_compile:
         notes.append(f"not measured yet: {', '.join(pending)}. {ONE_COMPILED_SPLIT}")
     return "\n".join([summary(profile, out), *notes])
+
+
+DEVICE = re.compile(r"auto|cpu|cuda(:\d{1,3})?")
+
+
+def check_device(name: str) -> None:
+    """``--device`` is one gacost calibrates on (checked before torch is imported)."""
+    if not DEVICE.fullmatch(name):
+        raise CalibrationError(
+            f"--device: {clip(name)} is not supported; calibrate runs on auto, cuda, cuda:N "
+            "or cpu (TRL's CUDA timing and memory counters are what it measures)"
+        )
+
+
+def check_files(args: argparse.Namespace, job: Job) -> None:
+    """``--out``, ``--data`` and ``--weights`` before anything is imported or measured.
+
+    ``--out`` may be a new file, or a profile of this job's workload (any GPU: ``--resume``
+    checks the GPU); anything else (another workload's profile, a job file, ...) is
+    overwritten only with ``--force``."""
+    if args.data is not None:
+        data = Path(args.data)
+        if not data.is_file():
+            raise CalibrationError(f"--data: no file at {clip(args.data)[1:-1]}")
+        if data.suffix.lower() not in (".jsonl", ".json", ".parquet"):
+            raise CalibrationError(f"--data: {clip(args.data)} must be .jsonl or .parquet")
+    if args.weights is not None and args.weights.startswith((".", "/", "~")) and not Path(
+            args.weights).expanduser().is_dir():
+        raise CalibrationError(f"--weights: {clip(args.weights)} is not a folder")
+    out: Path | None = args.out
+    if out is None:
+        return
+    if out.is_dir():
+        raise CalibrationError(f"--out: {out} is a folder; give a file name like h200.json")
+    if not out.parent.expanduser().is_dir() and str(out.parent):
+        return  # a new folder: the writer creates it
+    if not out.exists() or args.force:
+        return
+    try:
+        existing = read_profile(out)
+    except DataError:
+        raise CalibrationError(
+            f"--out: {out} exists and is not a gacost profile; choose another --out, or "
+            "pass --force to overwrite it"
+        ) from None
+    model_name, _ = models.load_model_config(job.model)
+    mine = job.workload(model_name)
+    if existing.fingerprint != mine.fingerprint():
+        raise CalibrationError(
+            f"--out: {out} holds a profile of another workload ({existing.workload.model}, "
+            f"{existing.workload.method}, sequence_length {existing.workload.sequence_length}"
+            f"); choose another --out, or pass --force to overwrite it"
+        )
 
 
 def _launched_world() -> int:

@@ -10,6 +10,7 @@ Commands never import each other; what two of them share lives here."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -17,7 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
-from gacost.base.errors import JobSpecError
+from gacost.base.errors import DataError, JobSpecError
+from gacost.base.inputfile import check_file, clip
 from gacost.base.job import MAX_GPUS_PER_RUN, Job, load_job, read_job_file
 from gacost.base.profile import Profile, read_profile
 from gacost.base.trl_config import TrlJob, build_job, load_trl_config
@@ -90,7 +92,11 @@ def note(message: str) -> None:
     print(f"note: {message}", file=sys.stderr)
 
 
+MAX_PRICE_FILE_BYTES = 32 << 20  # the snapshot is 30 kB; a full upstream catalog a few MB
+
+
 def _price_file(path: str) -> PriceTable:
+    check_file(path, "--prices", DataError, MAX_PRICE_FILE_BYTES)  # not a FIFO or a device
     read = read_price_file(path)
     for line in read.notes():
         warn(line)
@@ -187,12 +193,13 @@ def number(flag: str, text: str, *, low: float = 0.0, high: float = float("inf")
         value = int(text) if integer else float(text)
     except ValueError:
         kind = "an integer" if integer else "a number"
-        raise JobSpecError(f"{flag}: expected {kind}, got {text!r}") from None
+        raise JobSpecError(f"{flag}: expected {kind}, got {clip(text)}") from None
     too_low = value <= low if strict_low else value < low
-    if too_low or value > high or value != value:
+    if too_low or value > high or not math.isfinite(value):
         bound = f"> {low:g}" if strict_low else f">= {low:g}"
         upper = f" and <= {high:g}" if high != float("inf") else ""
-        raise JobSpecError(f"{flag}: must be {bound}{upper}, got {text}")
+        finite = "" if math.isfinite(value) else "finite and "
+        raise JobSpecError(f"{flag}: must be {finite}{bound}{upper}, got {clip(text)[1:-1]}")
     return value
 
 

@@ -36,10 +36,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--top", type=_positive, default=10, metavar="N", help="show the N best offers (default 10)"
     )
+    p.add_argument("--wide", action="store_true",
+                   help="every column (instance, 90%% band, fits, peak GiB, full region "
+                        "names) on unwrapped lines; the default fits 120 columns")
     p.add_argument(
         "--plot",
         metavar="FILE",
-        help="also draw seconds/update and $/fine-tune per split (.png, .svg, .pdf or .html); "
+        help="also draw the ranking ($/fine-tune per GPU at its best split) and the "
+        "recommended GPU's seconds/update per split (.png, .svg, .pdf or .html); "
         "needs the plot extra",
     )
     p.set_defaults(run=run)
@@ -82,7 +86,8 @@ def run(args: argparse.Namespace) -> str:
     else:
         yours = None if trl is None or mine is None else render.user_split_text(
             mine, trl.config.path)
-        text = "\n".join([render.render_text(report, yours), *trl_notes(trl)])
+        text = "\n".join([render.render_text(report, yours, wide=args.wide),
+                          *trl_notes(trl)])
     if job.sweep is not None and args.format == "table":
         text += ("\nnote: this job has a sweep: section; recommend plans one run of the base "
                  "job, `gacost budget` plans the whole sweep")

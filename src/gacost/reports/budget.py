@@ -7,7 +7,15 @@ from typing import Any
 
 from gacost.advisor.budget import BudgetPlan, BudgetRow, Collected, best_by_pricing
 from gacost.advisor.objectives import hours_text
-from gacost.reports.formats import Column, fixed, plain, table_text, yes_no
+from gacost.reports.formats import (
+    Column,
+    fit_width,
+    fixed,
+    plain,
+    short_region,
+    table_text,
+    yes_no,
+)
 from gacost.reports.plans import groups_dict, splits_text
 
 
@@ -51,9 +59,16 @@ def plan_dict(found: Collected, plan: BudgetPlan, allowance: float, notes: list[
     }
 
 
+# The default table's columns (within reports.formats.WIDTH); --wide shows all.
+NARROW = ("gpu", "provider", "region", "pricing", "rate_hour", "gpu_hours", "cost",
+          "unit_cost", "instances", "wall_hours", "meets_deadline", "units_bought", "splits")
+
+
 def render_text(found: Collected, plan: BudgetPlan, allowance: float,
-                rows: Sequence[dict[str, Any]], notes: Sequence[str], prices: str) -> str:
-    """The human report: the groups, the answer in one line, the table, the notes."""
+                rows: Sequence[dict[str, Any]], notes: Sequence[str], prices: str,
+                wide: bool = False) -> str:
+    """The human report: the groups, the answer in one line, the table, the notes; within
+    :data:`~gacost.reports.formats.WIDTH` columns unless ``wide``."""
     lines = [f"Job: {found.model}, {plan.runs} run(s) in {len(found.groups)} group(s)"]
     lines += [f"  {g.name}: {g.runs} run(s) x {g.updates} updates, sequence {g.sequence_length},"
               f" effective batch {g.effective_batch}" for g in found.groups]
@@ -71,12 +86,28 @@ def render_text(found: Collected, plan: BudgetPlan, allowance: float,
     ]
     if plan.unit == "sweep":  # one sweep is the whole job: same as "$ total"
         columns = [c for c in columns if c[0] != "unit_cost"]
-    lines.append(table_text(rows, columns))
+    if not wide:
+        short = {"region": short_region, "splits": _short_splits}
+        columns = [(k, SHORT_HEADS.get(h, h), short.get(k, f))
+                   for k, h, f in columns if k in NARROW]
+    lines.append(table_text(rows, columns, compact=not wide))
     lines += ["", f"assumptions: whole runs packed longest first onto instances of one offer; "
               f"cost = GPU-hours x rate; spot hours +{allowance:.0%} for interruptions"]
     lines += [f"note: {n}" for n in notes]
     lines.append(f"prices: {prices}")
-    return "\n".join(lines)
+    return "\n".join(lines if wide else fit_width(lines))
+
+
+def _short_splits(text: Any) -> str:
+    """``group=4x1 other=16x1`` as the distinct splits (``4x1,16x1``) when it is long."""
+    value = plain(text)
+    if len(value) <= 20:
+        return value
+    return ",".join(dict.fromkeys(part.split("=")[-1] for part in value.split()))
+
+
+SHORT_HEADS = {"instances": "inst.", "meets deadline": "in time", "runs bought": "buys",
+               "sweeps bought": "buys"}
 
 
 def _answer(plan: BudgetPlan) -> str:

@@ -1,25 +1,77 @@
-"""Formatting shared by the reports: CSV from dict rows, and text tables of chosen columns."""
+"""Formatting shared by the reports: CSV from dict rows, text tables of chosen columns, and
+fitting text to a terminal (:data:`WIDTH` columns: tables choose their columns for it,
+prose lines are wrapped)."""
 
 from __future__ import annotations
 
 import csv
 import io
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from tabulate import tabulate
 
 Column = tuple[str, str, Callable[[Any], str]]
+WIDTH = 120  # the default reports fit this many columns; --wide shows every column
+REGION_CHARS = 16
+
+
+def _csv_value(v: Any) -> Any:
+    """Booleans as ``true``/``false`` (as JSON and most CSV readers spell them)."""
+    return str(v).lower() if isinstance(v, bool) else v
 
 
 def rows_csv(rows: Sequence[dict[str, Any]]) -> str:
-    """Dict rows as CSV text with the first row's keys as header."""
+    """Dict rows as CSV text with the first row's keys as header; booleans lowercase."""
     buf = io.StringIO()
     if rows:
         writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({k: _csv_value(v) for k, v in r.items()} for r in rows)
     return buf.getvalue()
+
+
+def short_region(region: Any) -> str:
+    """A region for a narrow table: a marketplace's ``City, CC, Continent`` loses the
+    continent (and the city is shortened to fit), anything else longer than
+    :data:`REGION_CHARS` is cut (``...``)."""
+    text = "" if region is None else str(region)
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) == 3 and len(parts[2]) == 2 and parts[2].isupper():
+        city, country = parts[0], parts[1]
+        room = REGION_CHARS - len(country) - 2
+        if len(city) > room:
+            city = city[: room - 1] + "."
+        return f"{city}, {country}"
+    return text if len(text) <= REGION_CHARS else text[: REGION_CHARS - 3] + "..."
+
+
+def fit_width(lines: Sequence[str], width: int = WIDTH) -> list[str]:
+    """Prose lines longer than ``width`` wrapped (continuations indented); a table (an
+    entry holding newlines) is left as it is."""
+    out: list[str] = []
+    for entry in lines:
+        parts = entry.split("\n")
+        if len(parts) > 1 and parts[1].startswith("-"):  # a table: header, rule, rows
+            out.append(entry)
+            continue
+        for line in parts:
+            lead = len(line) - len(line.lstrip(" "))
+            out += textwrap.wrap(line, width=width, subsequent_indent=" " * (lead + 2),
+                                 break_on_hyphens=False, break_long_words=False) or [""]
+    return out
+
+
+def compact_table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
+    """A text table with two spaces between columns, each as wide as its widest cell or
+    header (tabulate pads every header by two more)."""
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
 
 def fixed(digits: int) -> Callable[[Any], str]:
@@ -37,8 +89,13 @@ def plain(v: Any) -> str:
     return "" if v is None else str(v)
 
 
-def table_text(rows: Sequence[dict[str, Any]], columns: Sequence[Column]) -> str:
-    """Dict rows as a text table of the columns present in the rows."""
+def table_text(rows: Sequence[dict[str, Any]], columns: Sequence[Column],
+               compact: bool = False) -> str:
+    """Dict rows as a text table of the columns present in the rows (``compact``: no
+    padding beyond two spaces, :func:`compact_table`)."""
     present = [c for c in columns if rows and c[0] in rows[0]]
-    return tabulate([[fmt(r[key]) for key, _, fmt in present] for r in rows],
-                    headers=[h for _, h, _ in present], disable_numparse=True)
+    cells = [[fmt(r[key]) for key, _, fmt in present] for r in rows]
+    headers = [h for _, h, _ in present]
+    if compact:
+        return compact_table(cells, headers)
+    return tabulate(cells, headers=headers, disable_numparse=True)

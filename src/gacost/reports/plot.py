@@ -1,9 +1,11 @@
-"""``recommend --plot``: seconds per update and dollars per fine-tune against the split.
+"""``recommend --plot``: the ranking at a glance, and the splits of the chosen GPU.
 
-One line per GPU (the cheapest few), two panels: seconds per update (log scale) and dollars
-per fine-tune at that GPU's cheapest offer. Measured splits are filled markers; predicted
-ones are hollow markers over their uncertainty band where the model gives one. Splits that
-do not fit are left out. matplotlib (Agg) is imported only when a plot is drawn; files are
+Two panels on linear axes. Left: one horizontal bar per GPU (the cheapest few), the dollars
+per fine-tune at its best split and cheapest offer, sorted cheapest on top, with the 90%
+band as an error bar and the split written at the bar's end; the recommended GPU is
+highlighted. Right: seconds per update of every split that fits on the recommended GPU,
+with its band. Measured values are solid bars, predicted ones hatched. matplotlib (Agg)
+is imported only when a plot is drawn; files are
 written atomically (a temporary file, then ``os.replace``). ``.png``, ``.svg`` and ``.pdf``
 are images; ``.html`` is a page with the PNG embedded and the text report under it.
 """
@@ -109,68 +111,101 @@ def check_path(path: str | Path) -> Path:
     return p
 
 
+@dataclass(frozen=True)
+class Ranked:
+    """One GPU's best split (fewest dollars per fine-tune at its cheapest offer)."""
+
+    gpu: str
+    split: tuple[int, int]
+    kind: Kind
+    dollars: float
+    low: float | None
+    high: float | None
+    rate_hour: float
+
+
+def ranking(series: Sequence[Series], splits: Sequence[tuple[int, int]]) -> list[Ranked]:
+    """Every GPU of ``series`` at its cheapest split, cheapest first (measured beats
+    predicted on a tie)."""
+    best: dict[str, Ranked] = {}
+    for s in series:
+        if s.metric != "dollars":
+            continue
+        for i, (x, value) in enumerate(zip(s.x, s.values, strict=True)):
+            here = Ranked(s.gpu, splits[x], s.kind, value,
+                          None if s.low is None else s.low[i],
+                          None if s.high is None else s.high[i], s.rate_hour)
+            old = best.get(s.gpu)
+            if old is None or (value, here.kind != "measured") < (
+                    old.dollars, old.kind != "measured"):
+                best[s.gpu] = here
+    return sorted(best.values(), key=lambda r: (r.dollars, r.gpu))
+
+
 def draw(series: Sequence[Series], splits: Sequence[tuple[int, int]], path: str | Path,
-         title: str, report_text: str = "") -> list[str]:
-    """Draw and write the figure; returns ``metric:label`` for every series and band drawn."""
+         title: str, report_text: str = "", chosen: str | None = None) -> list[str]:
+    """Draw and write the figure (``chosen``: the GPU whose splits the right panel shows,
+    default the cheapest); returns ``rank:GPU``, ``rank:GPU band`` and ``splits:GPU mxk``
+    for every bar and band drawn."""
     p = check_path(path)
     plt = _pyplot()
-    from matplotlib.lines import Line2D
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.patches import Patch
 
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5.2), constrained_layout=True)
-    gpus = list(dict.fromkeys(s.gpu for s in series))
-    colors = {g: plt.get_cmap("tab10")(i % 10) for i, g in enumerate(gpus)}
-    width = 0.5 / max(1, len(gpus))  # dodge the GPUs so their bands do not overlap
-    offset = {g: (i - (len(gpus) - 1) / 2) * width for i, g in enumerate(gpus)}
+    ranked = ranking(series, splits)
+    chosen = chosen if chosen in {r.gpu for r in ranked} else (
+        ranked[0].gpu if ranked else None)
+    fig, axes = plt.subplots(1, 2, figsize=(13, max(4.5, 1.2 + 0.45 * len(ranked))),
+                             constrained_layout=True, width_ratios=(3, 2))
     drawn: list[str] = []
-    panels = {"seconds": axes[0], "dollars": axes[1]}
-    for s in series:
-        ax, color = panels[s.metric], colors[s.gpu]
-        xs = [x + offset[s.gpu] for x in s.x]
-        if s.low is not None and s.high is not None:
-            ax.errorbar(xs, s.values, yerr=[[v - lo for v, lo in zip(s.values, s.low,
-                                                                        strict=True)],
-                                            [hi - v for v, hi in zip(s.values, s.high,
-                                                                        strict=True)]],
-                        fmt="none", ecolor=color, alpha=0.55, capsize=3, linewidth=1.2,
-                        gid=f"{s.metric}:{s.label} band")
-            drawn.append(f"{s.metric}:{s.label} band")
-        filled = s.kind == "measured"
-        ax.plot(xs, s.values, color=color, linestyle="-" if filled else "--",
-                marker="o" if filled else "D", markersize=7 if filled else 6,
-                markerfacecolor=color if filled else "white", markeredgecolor=color,
-                markeredgewidth=1.5, label=s.label, gid=f"{s.metric}:{s.label}")
-        drawn.append(f"{s.metric}:{s.label}")
+    ax = axes[0]
+    top = max([r.high or r.dollars for r in ranked] or [1.0])
+    for row, r in enumerate(ranked):
+        y = len(ranked) - 1 - row  # cheapest on top
+        color = "tab:orange" if r.gpu == chosen else "tab:blue"
+        ax.barh(y, r.dollars, color=color, alpha=0.9 if r.kind == "measured" else 0.55,
+                hatch="" if r.kind == "measured" else "//", edgecolor=color,
+                gid=f"rank:{r.gpu}")
+        drawn.append(f"rank:{r.gpu}")
+        if r.low is not None and r.high is not None:
+            ax.errorbar(r.dollars, y, xerr=[[r.dollars - r.low], [r.high - r.dollars]],
+                        fmt="none", ecolor="black", capsize=4, linewidth=1.2,
+                        gid=f"rank:{r.gpu} band")
+            drawn.append(f"rank:{r.gpu} band")
+        m, k = r.split
+        ax.text((r.high or r.dollars) + 0.01 * top, y,
+                f" \\${r.dollars:.2f}  {m}x{k}  (\\${r.rate_hour:.3f}/h, {r.kind})",
+                va="center", fontsize="small")
+    ax.set_yticks(range(len(ranked)), [r.gpu for r in reversed(ranked)])
+    ax.set_xlim(0, top * 1.6)
+    ax.set_xlabel("\\$ per fine-tune at the GPU's best split and cheapest offer")
+    ax.set_title("ranking (cheapest on top; bar = best split, line = 90% band)")
+    ax.grid(True, axis="x", alpha=0.3)
+    ax = axes[1]
+    mine = [s for s in series if s.metric == "seconds" and s.gpu == chosen]
     labels = [f"{m}x{k}" for m, k in splits]
-    plain = FuncFormatter(lambda v, _pos: f"{v:g}")
-    sparse = FuncFormatter(lambda v, _pos: f"{v:g}" if f"{v:e}"[0] in "235" else "")
-    for ax, ylabel in ((axes[0], "seconds per optimizer update (log scale)"),
-                       (axes[1], "$ per fine-tune at the GPU's cheapest offer (log scale)")):
-        ax.set_xticks(range(len(labels)), labels)
-        ax.set_xlim(-0.5, len(labels) - 0.5)
-        ax.set_xlabel("split: micro-batch m x accumulation steps k")
-        ax.set_ylabel(ylabel)
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(plain)
-        low, high = ax.get_ylim()
-        ax.yaxis.set_minor_formatter(plain if high < 10 * low else sparse)
-        ax.tick_params(axis="y", which="minor", labelsize="x-small")
-        ax.grid(True, which="major", alpha=0.35)
-        ax.grid(True, which="minor", alpha=0.12)
-    axes[0].set_title("time per update")
-    axes[1].set_title("cost per fine-tune")
-    rates = {s.gpu: s.rate_hour for s in series}
-    handles: list[Any] = [Line2D([], [], color=colors[g], linewidth=2.5,
-                                 label=f"{g} (${rates[g]:.3f}/h)") for g in gpus]
-    handles += [
-        Line2D([], [], color="gray", marker="o", linestyle="-", label="measured"),
-        Line2D([], [], color="gray", marker="D", markerfacecolor="white", linestyle="--",
-               label="predicted"),
-        Line2D([], [], color="gray", marker="_", markersize=10, linestyle="-", alpha=0.55,
-               label="90% band"),
-    ]
-    axes[1].legend(handles=handles, loc="center left", bbox_to_anchor=(1.02, 0.5),
-                   fontsize="small", frameon=False)
+    for s in mine:
+        for i, (x, value) in enumerate(zip(s.x, s.values, strict=True)):
+            ax.bar(x, value, color="tab:orange", alpha=0.9 if s.kind == "measured" else 0.55,
+                   hatch="" if s.kind == "measured" else "//", edgecolor="tab:orange",
+                   gid=f"splits:{s.gpu} {labels[x]}")
+            drawn.append(f"splits:{s.gpu} {labels[x]}")
+            if s.low is not None and s.high is not None:
+                ax.errorbar(x, value, yerr=[[value - s.low[i]], [s.high[i] - value]],
+                            fmt="none", ecolor="black", capsize=4, linewidth=1.2)
+            ax.text(x + 0.05, value, f"{value:.3g} s", ha="left", va="bottom",
+                    fontsize="small")
+    ax.set_xticks(range(len(labels)), labels)
+    ax.set_xlim(-0.6, len(labels) - 0.4)
+    ax.set_xlabel("split m x k (a split that does not fit is left out)")
+    ax.set_ylabel("seconds per optimizer update")
+    ax.set_title(f"splits on {chosen}" if chosen else "no split fits")
+    ax.grid(True, axis="y", alpha=0.3)
+    axes[0].legend(handles=[
+        Patch(facecolor="tab:orange", label="recommended GPU"),
+        Patch(facecolor="tab:blue", label="other GPUs"),
+        Patch(facecolor="white", edgecolor="gray", label="measured (solid)"),
+        Patch(facecolor="white", edgecolor="gray", hatch="//", label="predicted (hatched)"),
+    ], loc="upper right", fontsize="small")
     fig.suptitle(title)
     try:
         if p.suffix.lower() == ".html":
@@ -240,4 +275,5 @@ def recommend_plot(job: Job, report: Report, offers: Sequence[Offer],
     series = plot_series(estimates, rates, job.updates, job.splits())
     title = (f"{report.model}: {job.updates} updates, effective batch {job.effective_batch}, "
              f"{job.sequence_length} tokens, {job.precision}")
-    return draw(series, job.splits(), path, title, report_text)
+    return draw(series, job.splits(), path, title, report_text,
+                chosen=report.recommended.gpu)

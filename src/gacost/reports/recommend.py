@@ -11,7 +11,7 @@ from tabulate import tabulate
 from gacost.advisor.planner import Plan
 from gacost.advisor.recommend import Report
 from gacost.advisor.split_estimates import SplitEstimate
-from gacost.reports.formats import rows_csv
+from gacost.reports.formats import compact_table, fit_width, rows_csv, short_region
 
 PLAN_COLUMNS = [
     ("gpu", "GPU"), ("provider", "provider"), ("region", "region"),
@@ -48,21 +48,33 @@ def _band(lo: float | None, hi: float | None, fmt: str) -> str:
     return "" if lo is None or hi is None else f"{lo:{fmt}}-{hi:{fmt}}"
 
 
-def _fmt_plan(p: Plan) -> list[Any]:
+# The default table: what a decision needs, within reports.formats.WIDTH columns.
+NARROW = ("GPU", "provider", "region", "pricing", "$/h", "m x k", "s/update", "hours",
+          "$/fine-tune", "$/all runs", "time")
+NARROW_LABELS = {"$/fine-tune": "$/run", "$/all runs": "$/all"}  # shorter headers
+
+
+def _fmt_plan(p: Plan, wide: bool = True) -> list[Any]:
     e = p.estimate
     peak = "" if e.peak_gib is None else f"{e.peak_gib:.1f}/{e.usable_gib:.1f}"
-    return [
-        p.gpu, p.provider, p.region, p.instance_type, p.pricing, f"{p.rate_hour:.3f}",
+    cells = [
+        p.gpu, p.provider, p.region if wide else short_region(p.region), p.instance_type,
+        p.pricing, f"{p.rate_hour:.3f}",
         p.split, f"{e.seconds_per_update:.3f}", _band(e.seconds_low, e.seconds_high, ".3f"),
         f"{p.hours_per_run:.2f}", f"{p.cost_per_run:.2f}", f"{p.cost:.2f}",
         "yes" if e.fits else "no", peak, e.time_source,
     ]
+    if wide:
+        return cells
+    return [c for c, h in zip(cells, _plan_headers(), strict=True) if h in NARROW]
 
 
-def _plan_headers() -> list[str]:
+def _plan_headers(wide: bool = True) -> list[str]:
     heads = [h for _, h in PLAN_COLUMNS]
     heads.insert(heads.index("s/update") + 1, "90% band")
-    return heads
+    if wide:
+        return heads
+    return [NARROW_LABELS.get(h, h) for h in heads if h in NARROW]
 
 
 def _split_row(e: SplitEstimate) -> list[str]:
@@ -86,9 +98,11 @@ def _instances_text(p: Plan) -> str:
     return f" on {p.instances} instances in parallel ({p.wall_hours:.2f} h wall-clock)"
 
 
-def render_text(r: Report, yours: str | None = None) -> str:
+def render_text(r: Report, yours: str | None = None, wide: bool = False) -> str:
     """The human report; ``yours`` (the user's split, :func:`user_split_text`) goes under
-    the recommendation."""
+    the recommendation. It fits :data:`~gacost.reports.formats.WIDTH` columns (prose
+    wrapped, the plans table with the columns a decision needs); ``wide`` shows every
+    column on unwrapped lines."""
     w = r.recommended
     we = w.estimate
     hours_band = ""
@@ -105,8 +119,9 @@ def render_text(r: Report, yours: str | None = None) -> str:
         f"${w.cost:.2f} for {r.runs} run(s){_instances_text(w)} [{we.time_source}{hours_band}]",
         *([yours] if yours else []),
         "",
-        tabulate([_fmt_plan(p) for p in r.plans], headers=_plan_headers(),
-                 disable_numparse=True),
+        tabulate([_fmt_plan(p, wide) for p in r.plans], headers=_plan_headers(wide),
+                 disable_numparse=True) if wide else
+        compact_table([_fmt_plan(p, wide) for p in r.plans], _plan_headers(wide)),
         "",
         f"Splits on {w.gpu}:",
         tabulate(
@@ -135,7 +150,7 @@ def render_text(r: Report, yours: str | None = None) -> str:
     if r.recommended.time_source == "predicted":
         out.append("note: the recommended time is predicted; `gacost calibrate` on that GPU "
                    "measures it")
-    return "\n".join(out)
+    return "\n".join(out if wide else fit_width(out))
 
 
 def report_dict(r: Report) -> dict[str, Any]:
