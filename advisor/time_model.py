@@ -52,21 +52,26 @@ GPU_S_PER_LAUNCH = 1.04e-6  # GPU time floor per launched kernel (H200)
 # per-launch host cost relative to LoRA with checkpointing (H200 sweep, t/L per split):
 HOST_FACTOR_QLORA = 1.2  # bitsandbytes dequant launches: 37-41 against 31-34 us
 HOST_FACTOR_LIGER = 1.6  # Triton launches from Python: 47-53 us
+# compiled graphs launch fewer, heavier kernels: 30.7 and 33.4 us per launch in the two
+# compiled Qwen3-1.7B 4x1 runs against 26.4 us eager in the same session (mean ratio 1.21)
+HOST_FACTOR_COMPILE = 1.21
 # no checkpointing: the host-bound splits of the two no-GC workloads ran at 22.8 us (Qwen3-1.7B
 # 1x4) and 31.5 us (Llama-3.2-1B 1x8) per launch against 33 us with GC: geometric mean 0.81
 HOST_FACTOR_NO_GC = 0.81
-# memory-bound GPU time relative to bf16 LoRA of the same shapes (H200 sweep traces, one
-# workload each): fused kernels (Liger 62 -> 34 ms per micro-step; torch.compile taken as the
-# same), QLoRA as TRL builds it (w06: 456 ms against 617 predicted for LoRA) and with
-# prepare_model_for_kbit_training's fp32 upcasts (w07: 753 against 620)
-FUSED_OTHER_FACTOR = 0.55
+# memory-bound GPU time relative to bf16 LoRA of the same shapes (H200 traces, one workload
+# each): Liger's fused kernels (62 -> 34 ms per micro-step), torch.compile (Qwen3-1.7B 4x1,
+# gacost calibrate --compile: other + copies 63.1 -> 13.2 ms), QLoRA as TRL builds it (w06:
+# 456 ms against 617 predicted for LoRA) and with prepare_model_for_kbit_training's fp32
+# upcasts (w07: 753 against 620)
+LIGER_OTHER_FACTOR = 0.55
+COMPILE_OTHER_FACTOR = 0.21
 QLORA_OTHER_FACTOR = 0.74
 PREPARE_KBIT_OTHER_FACTOR = 1.21
 STREAM_FRACTION = 0.8  # stream/peak bandwidth where the table has no measured stream rate
-# torch.compile's compilation, once per run: 148.9 s for Qwen3-1.7B (28 layers) on the lent
-# H200's host (bench/RESULTS.md, one measurement), taken per layer; a profile's measured
+# torch.compile's compilation, once per run: 148.9 and 164.0 s for Qwen3-1.7B (28 layers) on
+# the lent H200's host (bench/RESULTS.md, two runs), taken per layer; a profile's measured
 # compile_seconds replaces it
-COMPILE_SECONDS_PER_LAYER = 148.9 / 28
+COMPILE_SECONDS_PER_LAYER = (148.9 + 164.0) / 2 / 28
 # launches are counted at these micro-batches and interpolated in log2(m) between them
 LAUNCH_GRID = tuple(2**i for i in range(10))
 OPT_HOST_S_PER_LAYER = 6e-4  # optimizer step + Trainer bookkeeping per layer (prior, not fitted)
@@ -206,7 +211,9 @@ def activation_bytes_per_token(arch: ModelArch, setup: TrainSetup) -> float:
     total = arch.num_hidden_layers * passes * per_layer + ACT_BYTES_VOCAB * arch.vocab_size
     if setup.method == "qlora":
         total *= PREPARE_KBIT_OTHER_FACTOR if setup.prepare_for_kbit else QLORA_OTHER_FACTOR
-    return total * (FUSED_OTHER_FACTOR if setup.liger or setup.torch_compile else 1.0)
+    if setup.torch_compile:  # compiled graphs fuse Liger's work too
+        return total * COMPILE_OTHER_FACTOR
+    return total * (LIGER_OTHER_FACTOR if setup.liger else 1.0)
 
 
 def lora_input_widths(arch: ModelArch, setup: TrainSetup) -> int:
@@ -226,6 +233,8 @@ def host_factor(setup: TrainSetup) -> float:
     f = HOST_FACTOR_QLORA if setup.method == "qlora" else 1.0
     if setup.liger:
         f *= HOST_FACTOR_LIGER
+    if setup.torch_compile:
+        f *= HOST_FACTOR_COMPILE
     return f if setup.gradient_checkpointing else f * HOST_FACTOR_NO_GC
 
 
