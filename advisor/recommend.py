@@ -5,10 +5,11 @@ every candidate GPU and the offers it may use; the planner does the rest."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from gacost.advisor import predictor, time_model
+from gacost.advisor import model_fit, predictor, time_model
 from gacost.advisor.breakeven import BreakEven, GpuBest, all_pairs, best_splits
 from gacost.advisor.calibration_advice import calibration_advice, model_ratio
 from gacost.advisor.objectives import Objective, objective_of
@@ -233,6 +234,24 @@ def lever_lines(est: Estimated, chosen: SplitEstimate) -> list[str]:
     return [head + ("; " + "; ".join(parts) if parts else "")]
 
 
+HOST_BOUND = 0.5  # GPU busy below this: the host's speed decides the time
+
+
+def host_advice(est: Estimated, chosen: SplitEstimate) -> list[str]:
+    """When the chosen split's predicted time is mostly host time, say that the (unknown)
+    host of the rented instance decides it and which calibration settles it."""
+    if chosen.time_source != "predicted":
+        return []
+    busy = gpu_busy(est, chosen)
+    if busy is None or busy >= HOST_BOUND:
+        return []
+    prior = model_fit.TIME_PRIORS["host_base"]
+    return [f"on {chosen.gpu}, split {chosen.split_label}: the GPU is busy about {busy:.0%} of "
+            f"the time, so the host's CPU decides it (prior {prior.center * 1e6:.0f} us per "
+            f"kernel launch, x/÷ {math.exp(model_fit.Z90 * prior.sd):.1f} at 90%); "
+            f"`gacost calibrate` on the rented instance measures its host"]
+
+
 def gpu_busy(est: Estimated, e: SplitEstimate) -> float | None:
     """The model's share of a micro-step the GPU is busy (no machinery options)."""
     spec = gpu_table.gpu_specs().get(e.gpu)
@@ -286,6 +305,7 @@ def recommend(
         ranked, est.estimates, objective,
         model_ratio(est.fitted, est.arch, est.setup, gpu_table.gpu_specs()),
     )
+    reasons = [*advice.reasons, *host_advice(est, winner.estimate)]
     return Report(
         model=est.model, updates=base.updates, runs=base.runs, objective=base.objective,
         effective_batch=base.effective_batch, plans=ranked[:top], recommended=winner,
@@ -295,6 +315,6 @@ def recommend(
         best=best, break_evens=all_pairs(best, rates), skipped=est.skipped,
         notes=[*lever_notes, *est.notes],
         price_as_of=price_as_of, price_source=price_source,
-        estimates=est.estimates, calibrate=list(advice.gpus), advice=list(advice.reasons),
+        estimates=est.estimates, calibrate=list(advice.gpus), advice=reasons,
         model_fit=fit_lines(est.fitted),
     )

@@ -204,3 +204,19 @@ def test_levers_on_auto_are_planned_with_compile_time_amortised_per_run() -> Non
         base = plain[(e.micro_batch, e.grad_accum)]
         assert e.seconds_per_update is not None and base.seconds_per_update is not None
         assert e.seconds_per_update < base.seconds_per_update
+
+
+def test_a_host_bound_prediction_says_the_host_decides_it() -> None:
+    job = load_job(Path(__file__).parent.parent / "examples" / "qwen3-1.7b-lora.yaml")
+    job = job.model_copy(update={"gpus": ["H100-SXM"], "model": "Qwen/Qwen3-0.6B",
+                                 "sequence_length": 256})
+    offers = [Offer("test", "r1", "h100-box", "H100-SXM", 1, 80, 8, 64, 2.0, None, "test",
+                    "2026-01")]
+    report = recommend(job, offers)
+    assert report.recommended.time_source == "predicted"
+    host = [a for a in report.advice if "the host's CPU decides it" in a]
+    assert host and "`gacost calibrate` on the rented instance" in host[0]
+    # the same job on a slow GPU is GPU-bound: no such line
+    t4 = job.model_copy(update={"gpus": ["T4"], "precision": "fp16"})
+    t4_offers = [Offer("test", "r1", "t4-box", "T4", 1, 16, 4, 16, 0.3, None, "test", "2026-01")]
+    assert not any("host's CPU" in a for a in recommend(t4, t4_offers).advice)
