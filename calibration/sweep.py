@@ -204,7 +204,11 @@ def measure_split(
     state = {"dropped": False}
 
     def should_stop(times: list[float]) -> bool:
-        return ranks.agree(decide(times))  # every rank follows rank 0
+        stop = decide(times)
+        # every rank follows rank 0, also in whether the split counts as dropped (the passes
+        # and the trace that follow must run the same splits on every rank)
+        state["dropped"] = ranks.agree(state["dropped"])
+        return ranks.agree(stop)
 
     def decide(times: list[float]) -> bool:
         own = times[o.warmup :]
@@ -483,8 +487,9 @@ def _to_profile(splits: Sequence[SplitResult], options: SweepOptions) -> list[Sp
         return todo
     if any(s.trace is not None and s.trace.profiled_updates for s in timed):
         return []
-    ok = [s for s in todo if s.status == "ok"]
-    return [min(ok, key=lambda s: s.seconds_per_update or math.inf)] if ok else []
+    ok = sorted((s for s in todo if s.status == "ok"), key=lambda s: s.micro_batch)
+    fastest = min(ok, key=lambda s: s.seconds_per_update or math.inf) if ok else None
+    return [s for s in ok if ranks.agree(s is fastest)]  # rank 0's fastest on every rank
 
 
 def _profile_split(ctx: _Split, timed: SplitResult) -> tuple[SplitResult, float]:
