@@ -13,6 +13,7 @@ import io
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -33,6 +34,11 @@ HEADER: tuple[str, ...] = (
 )  # fmt: skip
 _TEXT_COLUMNS = ("provider", "region", "instance_type", "gpu", "source", "fetched_at")
 _OPTIONAL_NUMBERS = ("gpu_memory_gib", "vcpus", "ram_gib", "price_hour", "spot_hour")
+# plausibility bounds of a price row: the dearest GPU rows of the 21 catalogs are under
+# 20 USD per GPU-hour and 16 GPUs per instance
+MAX_USD_PER_GPU_HOUR = 1000.0
+MAX_GPUS_PER_OFFER = 64
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}([T ][0-9:.+\-Z]*)?$")
 _FIX = "regenerate it with `python -m gacost.pricing.build_snapshot` or restore it from git"
 SNAPSHOT_FIX = _FIX  # the advice that ends every DataError raised here
 _DATA_PACKAGE = "gacost.data"
@@ -131,9 +137,21 @@ def _parse_record(
     count = _number(cells["gpu_count"], f"{where} gpu_count", fix)
     if count is None or count <= 0:
         raise DataError(f"{where} gpu_count: must be a number > 0; {fix}")
+    if count > MAX_GPUS_PER_OFFER:
+        raise DataError(f"{where} gpu_count: {count:g} is more than {MAX_GPUS_PER_OFFER} "
+                        f"GPUs in one instance; {fix}")
     values = {c: _number(cells.get(c, ""), f"{where} {c}", fix) for c in _OPTIONAL_NUMBERS}
     if values["price_hour"] is None and values["spot_hour"] is None:
         raise DataError(f"{where} price_hour: empty, and so is spot_hour; {fix}")
+    for column in ("price_hour", "spot_hour"):
+        price = values[column]
+        if price is not None and price > MAX_USD_PER_GPU_HOUR * count:
+            raise DataError(f"{where} {column}: {price:.6g} USD per hour is more than "
+                            f"{MAX_USD_PER_GPU_HOUR:g} per GPU; {fix}")
+    fetched = cells.get("fetched_at", "").strip()
+    if fetched and not _DATE.match(fetched):
+        raise DataError(f"{where} fetched_at: {fetched[:40]!r} is not a date like 2026-12-02; "
+                        f"{fix}")
     return Offer(
         provider=cells["provider"].strip(),
         region=cells["region"].strip(),

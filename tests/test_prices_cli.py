@@ -271,3 +271,24 @@ def test_rejected_lists_each_row_with_its_reason(
     code, out, _ = _run(capsys, "--gpu", "H100", "--provider", "gcp", "--format", "csv")
     listed = [r for r in _csv(out) if r["instance"] == "a3-highgpu-1g"]
     assert listed and all(r["on_demand_hour"] == "" and r["spot_hour"] for r in listed)
+
+
+
+def test_price_file_rows_out_of_bounds_are_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gacost.cli import main as cli_main
+
+    header = ("provider,region,instance_type,gpu,gpu_count,gpu_memory_gib,vcpus,ram_gib,"
+              "price_hour,spot_hour,source,fetched_at\n")
+    good = "aws,us-east-1,g6.xlarge,L4,1,24,4,16,0.80,,test,2026-12-02\n"
+    for row, field in (
+        ("aws,us-east-1,g6.big,L4,1,24,4,16,1e308,,test,2026-12-02\n", "price_hour"),
+        ("aws,us-east-1,g6.nan,L4,1,24,4,16,0.5,,test,nan\n", "fetched_at"),
+        ("aws,us-east-1,g6.many,L4,1000,24,4,16,0.5,,test,2026-12-02\n", "gpu_count"),
+    ):
+        path = tmp_path / f"{field}.csv"
+        path.write_text(header + good + row)
+        assert cli_main(["prices", "--prices", str(path)]) != 0, field
+        err = capsys.readouterr().err
+        assert f"row 3, column {field}" in err and len(err.strip().splitlines()) == 1, err

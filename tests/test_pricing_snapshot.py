@@ -50,7 +50,8 @@ def test_round_trip(tmp_path: Path) -> None:
 
 
 def test_empty_cells_are_none() -> None:
-    (offer,) = read_offers_csv(f"{HEADER_LINE}\nlambda,us-east-1,gpu_1x_a10,A10,1,,,,1.29,,t,d\n")
+    row = "lambda,us-east-1,gpu_1x_a10,A10,1,,,,1.29,,t,2026-12-02"
+    (offer,) = read_offers_csv(f"{HEADER_LINE}\n{row}\n")
     assert (offer.gpu_memory_gib, offer.vcpus, offer.ram_gib, offer.spot_hour) == (None,) * 4
     assert offer.price_hour == 1.29
 
