@@ -55,15 +55,10 @@ class Prior:
         return math.exp(x) if self.log else x
 
 
-# Cross-GPU transfer: the time model runs GEMMs at the GPU table's sustained matmul rate and
-# memory-bound kernels at its stream bandwidth (sourced per row); a GPU without a sustained
-# rate falls back to its datasheet rate x matmul fraction (0.75 when unknown), with a wider
-# prior on its deviation.
-DEFAULT_MATMUL_FRACTION = 0.75
-
-
 def has_sustained_rate(gpu: str) -> bool:
-    """Whether the GPU table gives ``gpu`` a sourced sustained matmul rate."""
+    """Whether the GPU table gives ``gpu`` a sourced sustained matmul rate. The time model
+    runs GEMMs at that rate (``time_model.gpu_rates``); a GPU without one falls back to its
+    datasheet rate x matmul fraction and gets a wider prior on its deviation."""
     spec = gpu_table.gpu_specs().get(gpu)
     return spec is not None and spec.sustained_tflops is not None
 

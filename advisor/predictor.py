@@ -134,7 +134,7 @@ def as_measured(costs: time_model.WorkCosts, p: Profile, m: int) -> time_model.W
     if first is None:
         return costs
     factor = FIRST_TRAINER_HOST if m == first else LATER_TRAINER_HOST
-    return replace(costs, host_pass_factor=costs.host_pass_factor * factor)
+    return replace(costs, host_launch_factor=costs.host_launch_factor * factor)
 
 
 def profile_observations(
@@ -277,6 +277,12 @@ def _key(p: Profile) -> Hashable:
 _CACHE: dict[Hashable, FittedModel] = {}
 
 
+def _cache_key(profiles: Sequence[Profile], archs: Sequence[ModelArch] = ()) -> Hashable:
+    """What a fit depends on: the distinct profiles (in order) and the extra architectures."""
+    keys = tuple(dict.fromkeys(_key(p) for p in profiles))
+    return keys, tuple(sorted({a.name for a in archs}))
+
+
 def fitted_model(
     profiles: Sequence[Profile], archs: Sequence[ModelArch] = ()
 ) -> FittedModel:
@@ -286,7 +292,7 @@ def fitted_model(
     """
     unique = list({_key(p): p for p in profiles}.items())
     extra = {a.name: a for a in archs}
-    cache_key = (tuple(k for k, _ in unique), tuple(sorted(extra)))
+    cache_key = _cache_key(profiles, archs)
     hit = _CACHE.get(cache_key)
     if hit is not None:
         return hit
@@ -358,8 +364,7 @@ def reference_model() -> FittedModel:
     """Both models fitted to the reference profiles: the fit saved in the embedded data when
     it matches the profiles and the model's code (:func:`reference_fit_key`), else a new fit."""
     profiles = reference_profiles()
-    unique = list({_key(p): p for p in profiles}.items())
-    cache_key = (tuple(k for k, _ in unique), ())
+    cache_key = _cache_key(profiles)
     hit = _CACHE.get(cache_key)
     if hit is not None:
         return hit

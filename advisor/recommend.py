@@ -163,8 +163,8 @@ def estimate_job(job: Job, offers: Sequence[Offer],
     for levers in lever_choices(job):
         compiled, liger = "torch_compile" in levers, "liger" in levers
         lever_setup = replace(setup, torch_compile=compiled, liger=liger)
-        mine = matched if not levers else matching_profiles(
-            profiles, replace(workload, torch_compile=compiled, liger=liger))[0]
+        mine, _ = matching_profiles(
+            profiles, replace(workload, torch_compile=compiled, liger=liger))
         setup_s = compile_seconds_for(arch, mine) if compiled else 0.0
         for world in worlds:
             found, missed = estimate_splits(
@@ -261,8 +261,9 @@ def gpu_busy(est: Estimated, e: SplitEstimate) -> float | None:
     rates = time_model.gpu_rates(spec, costs.compute_precision)
     if rates is None:
         return None
-    part = time_model.micro_step(costs, rates, est.fitted.time.params(e.gpu), e.micro_batch)
-    total = time_model.smooth_max(part.host, part.gpu, time_model.OVERLAP_P)
+    params = est.fitted.time.params(e.gpu)
+    part = time_model.micro_step(costs, rates, params, e.micro_batch)
+    total = time_model.smooth_max(part.host, part.gpu, params.overlap)
     return min(1.0, part.gpu / total) if total > 0 else None
 
 

@@ -68,6 +68,7 @@ COMPILE_OTHER_FACTOR = 0.21
 QLORA_OTHER_FACTOR = 0.74
 PREPARE_KBIT_OTHER_FACTOR = 1.21
 STREAM_FRACTION = 0.8  # stream/peak bandwidth where the table has no measured stream rate
+DEFAULT_MATMUL_FRACTION = 0.75  # sustained/datasheet matmul rate where the table has neither
 # torch.compile's compilation, once per run: 148.9 and 164.0 s for Qwen3-1.7B (28 layers) on
 # the lent H200's host (bench/RESULTS.md, two runs), taken per layer; a profile's measured
 # compile_seconds replaces it
@@ -108,7 +109,7 @@ class WorkCosts:
     flops_per_token: float
     weight_bytes: float
     trainable_params: float
-    host_pass_factor: float
+    host_launch_factor: float  # host seconds per launch relative to LoRA with checkpointing
     compute_precision: str
     hidden: int = 0
     act_bytes_per_token: float = 0.0
@@ -116,14 +117,12 @@ class WorkCosts:
 
     def launches_at(self, m: int) -> float:
         """Kernels launched per micro-step of ``m`` sequences (log-linear between grid points)."""
-        if not self.launches:
-            return 0.0
-        x = min(max(math.log2(max(m, 1)), 0.0), len(self.launches) - 1.0)
-        i = min(int(x), len(self.launches) - 2) if len(self.launches) > 1 else 0
-        if len(self.launches) == 1:
-            return self.launches[0]
-        frac = x - i
-        return self.launches[i] * (1 - frac) + self.launches[i + 1] * frac
+        n = len(self.launches)
+        if n <= 1:
+            return self.launches[0] if n else 0.0
+        x = min(math.log2(max(m, 1)), n - 1.0)
+        i = min(int(x), n - 2)
+        return self.launches[i] + (x - i) * (self.launches[i + 1] - self.launches[i])
 
 
 @dataclass(frozen=True)
@@ -254,7 +253,7 @@ def work_costs(arch: ModelArch, setup: TrainSetup) -> WorkCosts:
         flops_per_token=flops_per_token(arch, setup),
         weight_bytes=weight_traffic_bytes(arch, setup),
         trainable_params=float(trainable_params(arch, setup)),
-        host_pass_factor=host_factor(setup),
+        host_launch_factor=host_factor(setup),
         compute_precision="fp16" if setup.method == "qlora" else setup.precision,
         hidden=arch.hidden_size,
         act_bytes_per_token=activation_bytes_per_token(arch, setup),
@@ -279,7 +278,7 @@ def gpu_rates(gpu: GpuSpec, precision: str) -> GpuRates | None:
     if precision in ("fp16", "bf16") and gpu.sustained_tflops:
         flops = gpu.sustained_tflops
     else:
-        flops = peak * (gpu.matmul_fraction or 0.75)
+        flops = peak * (gpu.matmul_fraction or DEFAULT_MATMUL_FRACTION)
     stream = gpu.stream_bandwidth_gbs or gpu.bandwidth_gbs * STREAM_FRACTION
     # tiles to fill the GPU scale with its SM count (one wave of output tiles per SM)
     w0 = GEMM_SHAPE_W0 * (gpu.sm_count / GEMM_SHAPE_SMS if gpu.sm_count else 1.0)
@@ -296,7 +295,7 @@ def micro_step(costs: WorkCosts, rates: GpuRates, params: TimeParams, m: int) ->
     eta = params.efficiency * (shape / (shape + w0) if costs.hidden else 1.0)
     stream = rates.stream_bandwidth or rates.bandwidth * STREAM_FRACTION
     return MicroStep(
-        host=params.host_s_per_launch * launches * costs.host_pass_factor,
+        host=params.host_s_per_launch * launches * costs.host_launch_factor,
         traffic=costs.weight_bytes / rates.bandwidth + costs.act_bytes_per_token * tokens / stream,
         compute=costs.flops_per_token * tokens / (rates.flops * eta),
         fixed=launches * params.gpu_s_per_launch,

@@ -22,7 +22,8 @@ from pathlib import Path
 from tabulate import tabulate
 
 
-def _run(cmd: list[str]) -> tuple[float, str]:
+def run_timed(cmd: list[str]) -> tuple[float, str]:
+    """Run ``cmd``; its wall-clock seconds and stdout (exit with its output on failure)."""
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.perf_counter() - start
@@ -53,7 +54,7 @@ def main() -> None:
     repeats = []
     for i in range(a.calibrate_repeats):
         path = a.out / f"calibrate-profile-{i + 1}.json"
-        wall, text = _run(
+        wall, text = run_timed(
             [
                 sys.executable,
                 "-m",
@@ -76,7 +77,7 @@ def main() -> None:
     protocol = {}
     for split in a.splits.split(","):
         m, k = split.split("x")
-        wall, text = _run(
+        wall, text = run_timed(
             [
                 sys.executable,
                 "bench/published_protocol.py",

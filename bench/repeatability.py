@@ -23,25 +23,14 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
+from calibration_vs_protocol import run_timed  # bench/ is on the path of a bench script
 from tabulate import tabulate
 
 from gacost.calibration import stats
-
-
-def _run(cmd: list[str]) -> tuple[float, str]:
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
-        raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}")
-    return wall, proc.stdout
 
 
 def calibrate(a: argparse.Namespace) -> None:
@@ -51,7 +40,7 @@ def calibrate(a: argparse.Namespace) -> None:
         path = a.out / f"{name}.json"
         cmd = [sys.executable, "-m", "gacost", "calibrate", "--job", a.job, "--splits",
                a.splits, "--out", str(path), "--quiet", *a.extra]
-        wall, text = _run(cmd)
+        wall, text = run_timed(cmd)
         print(text, flush=True)
         (a.out / f"{name}.wall").write_text(json.dumps({"process_s": wall, "argv": cmd[3:]}))
 
@@ -60,7 +49,7 @@ def protocol(a: argparse.Namespace) -> None:
     a.out.mkdir(parents=True, exist_ok=True)
     for split in a.splits.split(","):
         m, k = split.split("x")
-        wall, text = _run([sys.executable, "bench/published_protocol.py", "--config", a.config,
+        wall, text = run_timed([sys.executable, "bench/published_protocol.py", "--config", a.config,
                            "--micro-batch", m, "--grad-accum", k, "--seq-len", str(a.seq_len),
                            "--precision", a.precision])
         row = json.loads(text.strip().splitlines()[-1])

@@ -551,7 +551,7 @@ def _second_pass(ctx: _Split, first: SplitResult) -> SplitResult:
     keeps the first as it was, with a note."""
     m, k, o = first.micro_batch, first.grad_accum, ctx.options
     prior = first.update_times[first.warmup_updates :]
-    budget = replace(o, warmup=1, trace=False, max_seconds=o.max_seconds,
+    budget = replace(o, warmup=1, trace=False,
                      max_timed=max(MIN_SECOND_PASS, o.max_timed - len(prior)))
     try:
         again = measure_split(replace(ctx, options=budget), m, k, None, prior, profiler=False)

@@ -93,7 +93,7 @@ def test_host_bound_micro_step_is_launches_times_cost_per_launch() -> None:
     liger = time_model.work_costs(arch, TrainSetup("lora", 16, LINEAR_MODULES, 512, "bf16",
                                                    True, liger=True))
     assert liger.launches_at(1) < costs.launches_at(1)
-    assert liger.host_pass_factor == time_model.HOST_FACTOR_LIGER
+    assert liger.host_launch_factor == time_model.HOST_FACTOR_LIGER
     assert liger.act_bytes_per_token < costs.act_bytes_per_token
 
 
