@@ -30,13 +30,13 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import torch
 from transformers import TrainerCallback
 
+from gacost.base.clock import utc_timestamp
 from gacost.base.errors import CalibrationError
 from gacost.base.profile import Profile, SplitResult, Workload, write_profile
 from gacost.base.records import GIB
@@ -266,7 +266,7 @@ class GacostCallback(TrainerCallback):
                 "use_liger_kernel": _flag(f["use_liger_kernel"]),
             },
             gpu_seconds=0.0,
-            created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            created_at=utc_timestamp(),
         )
         self._base = record.merge_base(record.read_existing(self.path), new, self.path)
 

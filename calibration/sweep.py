@@ -27,7 +27,6 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, cast
 
@@ -38,6 +37,7 @@ from transformers import PreTrainedTokenizerBase, TrainerCallback
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from trl import SFTConfig, SFTTrainer
 
+from gacost.base.clock import utc_timestamp
 from gacost.base.errors import CalibrationError
 from gacost.base.profile import Profile, SplitResult, SplitTrace, Workload, write_profile
 from gacost.base.records import GIB
@@ -389,7 +389,7 @@ def new_profile(workload: Workload, env: Environment, options: SweepOptions) -> 
         software=dict(env.software),
         gpu_seconds=0.0,
         vram_limit_gib=options.vram_limit_gib,
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        created_at=utc_timestamp(),
     )
 
 

@@ -14,7 +14,6 @@ a summary per source.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import sys
 from collections import Counter
@@ -22,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gacost.base.clock import utc_now
 from gacost.base.errors import DataError, GacostError
 from gacost.base.records import Offer
 from gacost.pricing.quality import Rejection, review_offers
@@ -176,7 +176,7 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--as-of",
-        default=dt.date.today().isoformat(),
+        default=utc_now().date().isoformat(),
         help="date the catalogs were normalised (default: today)",
     )
     return parser.parse_args(argv)

@@ -4,12 +4,21 @@ Rules: a cache file older than the snapshot is ignored; a source that supersedes
 hides that one's cache; for one provider, region and instance type the offer of the
 higher-priority source wins (first-party API over catalog, then the newer fetch); the
 snapshot fills in only providers no usable cache covers. A corrupt cache file is ignored
-with one warning, and one warning says when the oldest data used is past the max age.
+with one warning.
+
+When prices are old enough to warn about (one ``warning:`` line at most, on stderr):
+- prices you fetched (the cache) warn once older than the max age (24 h,
+  ``$GACOST_PRICE_MAX_AGE``): you asked for live rates and they have gone stale;
+- the embedded snapshot warns once older than :data:`SHIPPED_MAX_AGE` (30 days). Shipped
+  data is always older than a day, and the report's footer already names its date; a month
+  is the scale on which list prices move (AWS cut its P4/P5 on-demand prices by up to 45%
+  on 2025-06-05; neocloud rates change every few months), so past it the footer is not
+  enough.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
@@ -21,6 +30,7 @@ from gacost.pricing.snapshot import PriceTable
 from gacost.pricing.sources import SOURCES
 
 SNAPSHOT = "snapshot"
+SHIPPED_MAX_AGE = timedelta(days=30)  # when the embedded snapshot is worth a warning
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 Warn = Callable[[str], None]
@@ -55,6 +65,8 @@ def describe(part: Part, now: datetime, snapshot: PriceTable | None = None) -> s
     age = format_age(now - part.fetched_at)
     if part.name == SNAPSHOT:
         as_of = snapshot.as_of if snapshot else format_timestamp(part.fetched_at)
+        if now < part.fetched_at:  # a clock behind the snapshot's date: no age to tell
+            return f"the embedded snapshot (as of {as_of})"
         return f"the embedded snapshot (as of {as_of}, {age} old)"
     return f"{part.label} prices cached {age} ago"
 
@@ -72,14 +84,33 @@ def load_freshest(
         serving = [p for p in used if providers & set(p.providers)]
         instead = " and ".join(describe(p, now, snapshot) for p in serving) or "nothing"
         warn(f"{name}: {exc}; using {instead} instead")
-    oldest = min(used, key=lambda p: p.fetched_at, default=None)
-    if oldest is not None and now - oldest.fetched_at > max_age:
-        warn(
-            f"prices: {describe(oldest, now, snapshot)} is past the max age "
-            f"({format_age(max_age)}); "
+    stale = staleness_warning(used, now, max_age, snapshot)
+    if stale is not None:
+        warn(stale)
+    return with_spot_risk(table_of(used, snapshot, now), cache, now, warn)
+
+
+def staleness_warning(
+    used: Sequence[Part], now: datetime, max_age: timedelta, snapshot: PriceTable
+) -> str | None:
+    """The one line to warn with when the prices used are old (module docstring), or None."""
+    fetched = [p for p in used if p.name != SNAPSHOT and now - p.fetched_at > max_age]
+    if fetched:
+        oldest = min(fetched, key=lambda p: p.fetched_at)
+        more = f" (and {len(fetched) - 1} more source(s))" if len(fetched) > 1 else ""
+        return (
+            f"prices: {describe(oldest, now, snapshot)}{more}, past the max age "
+            f"({format_age(max_age) if max_age else 0}); "
             "`gacost prices --refresh` fetches current rates"
         )
-    return with_spot_risk(table_of(used, snapshot, now), cache, now, warn)
+    shipped = next((p for p in used if p.name == SNAPSHOT), None)
+    if shipped is not None and now - shipped.fetched_at > SHIPPED_MAX_AGE:
+        return (
+            f"prices: {describe(shipped, now, snapshot)} is over "
+            f"{format_age(SHIPPED_MAX_AGE)} old; `gacost prices --refresh` fetches current "
+            "rates (a newer gacost ships newer ones)"
+        )
+    return None
 
 
 def with_spot_risk(table: PriceTable, cache: PriceCache, now: datetime, warn: Warn) -> PriceTable:

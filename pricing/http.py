@@ -19,13 +19,14 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import timezone
 from typing import Any, TypeVar
 
 import httpx
 import tenacity
 
 from gacost import __version__
+from gacost.base.clock import utc_now
 from gacost.base.errors import PricingError
 
 USER_AGENT = f"gacost/{__version__} (GPU rental price advisor; python-httpx)"
@@ -331,7 +332,7 @@ def _retry_after(value: str | None) -> float | None:
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+    return max(0.0, (when - utc_now()).total_seconds())
 
 
 def _describe(exc: httpx.HTTPError) -> str:

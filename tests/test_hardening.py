@@ -271,6 +271,7 @@ def test_calibrate_never_overwrites_another_file_without_force(tmp_path: Path) -
     assert code == 1 and "holds a profile of another workload" in err and "--force" in err
 
 
+@pytest.mark.usefixtures("snapshot_day")
 def test_an_os_error_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A full disk (ENOSPC) anywhere a command writes is one line, exit 1."""
     import gacost.commands.recommend as command

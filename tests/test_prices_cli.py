@@ -24,6 +24,9 @@ from gacost.pricing.fetch_skypilot import PRIMARY_BASE
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "qwen3-1.7b-lora.yaml"
 
+# These read whole stderr: the snapshot's day, so no stale-prices warning (tests/test_clock.py)
+pytestmark = pytest.mark.usefixtures("snapshot_day")
+
 
 @pytest.fixture
 def cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
@@ -128,8 +131,8 @@ def test_stale_cache_gets_a_warning(
     network.add(f"{PRIMARY_BASE}/v8/vast/vms.csv", httpx.Response(200, text=vast))
     _run(capsys, "--source", "skypilot-vast")
     code, _, err = _run(capsys, "--provider", "vast", "--max-age", "0")
-    assert code == 0 and err.startswith("warning: prices: the embedded snapshot")
-    assert len(err.splitlines()) == 1
+    assert code == 0 and err.startswith("warning: prices: skypilot-catalog v8 vast prices cached")
+    assert "past the max age (0)" in err and len(err.splitlines()) == 1
 
 
 def test_list_sources(capsys: pytest.CaptureFixture[str], cache_dir: Path) -> None:

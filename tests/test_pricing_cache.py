@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -29,15 +29,15 @@ STAMP = "2026-12-02T10:00:00Z"  # two hours before NOW
 T4 = ("T4", 1, 16, 4, 16)
 SNAPSHOT = PriceTable(
     offers=(
-        Offer("aws", "us-east-1", "g4dn.xlarge", *T4, 0.60, 0.2, "snap", "2026-11-01"),
-        Offer("aws", "eu-west-1", "g4dn.xlarge", *T4, 0.65, None, "snap", "2026-11-01"),
+        Offer("aws", "us-east-1", "g4dn.xlarge", *T4, 0.60, 0.2, "snap", "2026-11-20"),
+        Offer("aws", "eu-west-1", "g4dn.xlarge", *T4, 0.65, None, "snap", "2026-11-20"),
         Offer("gcp", "us-east1", "g2-standard-4", "L4", 1, 24, 4, 16, 0.7, None, "snap",
-              "2026-11-01"),
+              "2026-11-20"),
         Offer("vast", "Texas, US, NA", "1x-RTX_4090-32-65536", "RTX-4090", 1, 24, None, None,
-              0.4, None, "snap", "2026-11-01"),
+              0.4, None, "snap", "2026-11-20"),
     ),
     source="test snapshot",
-    as_of="2026-11-01",
+    as_of="2026-11-20",
 )  # fmt: skip
 
 
@@ -186,9 +186,9 @@ def test_a_cached_provider_replaces_its_snapshot_rows(cache: PriceCache) -> None
     aws = [o for o in table.offers if o.provider == "aws"]
     assert [(o.region, o.price_hour) for o in aws] == [("us-east-1", 0.52)]
     assert {o.provider for o in table.offers} == {"aws", "gcp", "vast"}
-    assert table.as_of == "2026-11-01"  # the oldest part used
+    assert table.as_of == "2026-11-20"  # the oldest part used
     assert "skypilot-catalog v8 aws (aws; 2 h old)" in table.source
-    assert "embedded snapshot as of 2026-11-01 (gcp, vast)" in table.source
+    assert "embedded snapshot as of 2026-11-20 (gcp, vast)" in table.source
     assert warnings == []
 
 
@@ -232,16 +232,46 @@ def test_corrupt_cache_warns_once_and_uses_the_snapshot(cache: PriceCache) -> No
     assert table is SNAPSHOT
     (line,) = warnings
     assert line.startswith("skypilot-gcp: corrupt price cache") and "\n" not in line
-    assert "using the embedded snapshot (as of 2026-11-01, 31 days old) instead" in line
+    assert "using the embedded snapshot (as of 2026-11-20, 12 days old) instead" in line
     assert path.read_text() == "provider,region\n"  # left for the user to inspect
 
 
-def test_stale_data_gets_one_warning_with_its_age(cache: PriceCache) -> None:
-    table, warnings = _load(cache, max_age=timedelta(hours=24))
+def test_shipped_data_warns_only_past_a_month(cache: PriceCache) -> None:
+    """Shipped prices are always older than the 24 h max age; the footer names their date,
+    and stderr says more only once they are older than SHIPPED_MAX_AGE (30 days)."""
+    _, warnings = _load(cache, max_age=timedelta(hours=24))  # 12 days old
+    assert warnings == []
+    warnings = []
+    combine.load_freshest(cache=cache, snapshot=SNAPSHOT, now=NOW + timedelta(days=30),
+                          max_age=timedelta(hours=24), warn=warnings.append)  # fmt: skip
     assert warnings == [
-        "prices: the embedded snapshot (as of 2026-11-01, 31 days old) is past the max age (24 h); "
-        "`gacost prices --refresh` fetches current rates"
+        "prices: the embedded snapshot (as of 2026-11-20, 42 days old) is over 30 days old; "
+        "`gacost prices --refresh` fetches current rates (a newer gacost ships newer ones)"
     ]
+
+
+def test_a_stale_cache_gets_one_warning_naming_it(cache: PriceCache) -> None:
+    cache.write("skypilot-aws", [_offer("aws", "us-east-1", "g4dn.xlarge", 0.52, "sky")])
+    cache.write("skypilot-gcp", [_offer("gcp", "us-east1", "g2-standard-4", 0.7, "sky")])
+    _, warnings = _load(cache, max_age=timedelta(hours=1))  # both caches are 2 h old
+    (line,) = warnings
+    assert line.startswith("prices: skypilot-catalog v8 ")
+    assert "prices cached 2 h ago (and 1 more source(s)), past the max age (1 h); " in line
+    _, warnings = _load(cache, max_age=timedelta(0))
+    assert "past the max age (0)" in warnings[0]
+    assert _load(cache, max_age=timedelta(hours=3))[1] == []
+
+
+def test_a_clock_behind_the_snapshot_tells_no_age(cache: PriceCache) -> None:
+    warnings: list[str] = []
+    before = datetime(2026, 11, 19, tzinfo=timezone.utc)
+    path = cache.path("skypilot-gcp")
+    path.parent.mkdir(parents=True)
+    path.write_text("provider,region\n")
+    combine.load_freshest(cache=cache, snapshot=SNAPSHOT, now=before,
+                          max_age=timedelta(hours=24), warn=warnings.append)  # fmt: skip
+    (line,) = warnings  # the corrupt cache alone; no staleness warning
+    assert line.endswith("using the embedded snapshot (as of 2026-11-20) instead")
 
 
 def test_a_cache_stamped_in_the_future_is_stale_and_unused(cache: PriceCache) -> None:

@@ -15,9 +15,10 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from gacost.base.clock import utc_now
 from gacost.base.errors import DataError, JobSpecError
 from gacost.base.inputfile import check_file, clip
 from gacost.base.job import MAX_GPUS_PER_RUN, Job, load_job, read_job_file
@@ -53,7 +54,7 @@ def price_table(
         return _price_file(path)
     snapshot = load_snapshot()
     cache = PriceCache()
-    now = datetime.now(timezone.utc)
+    now = utc_now()
     age = max_age if max_age is not None else max_age_from_env()
     if refresh:
         refresh_prices(cache, snapshot, now, age, sources, providers, force, deadline)

@@ -6,12 +6,13 @@ import argparse
 import json
 import os
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
 
+from gacost.base.clock import utc_now
 from gacost.base.errors import DataError
 from gacost.base.records import Offer
 from gacost.commands.inputs import note, price_table, warn
@@ -213,7 +214,7 @@ def _export(args: argparse.Namespace) -> str:
     refresher = Refresher(
         cache=PriceCache(),
         snapshot=load_snapshot(),
-        now=datetime.now(timezone.utc),
+        now=utc_now(),
         env=os.environ,
         warn=warn,
         note=note,
@@ -223,7 +224,7 @@ def _export(args: argparse.Namespace) -> str:
 
 
 def _list_sources(fmt: str) -> str:
-    cache, now = PriceCache(), datetime.now(timezone.utc)
+    cache, now = PriceCache(), utc_now()
     max_age = max_age_from_env()
     rows = [
         {
