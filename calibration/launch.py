@@ -1,4 +1,12 @@
-"""Data-parallel calibration, parent side: re-launch the sweep under torchrun.
+"""Calibration in other processes, parent side: one process per split, or torchrun.
+
+``one_split_per_process``: each split is measured by ``python -m gacost.calibration.worker
+REQUEST.json`` in a fresh process, as the user's own script runs its split, and the
+process adds its split to the same profile (``--resume`` semantics: the best split so far,
+an OOM boundary and the trace already taken carry over through the file). Two splits or
+two trainers sharing one process read 10-31% fast against a plain TRL script on the H200
+(``shared/research/measurements-2026-12-03.md``); a process per split costs a model load
+per split (seconds for a few-B model; see bench/RESULTS.md).
 
 ``gacost calibrate --nproc N`` writes the request to a JSON file and runs
 ``python -m torch.distributed.run --standalone --nproc-per-node N -m
@@ -19,6 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gacost.base.errors import CalibrationError
+from gacost.base.profile import read_profile, write_profile
 from gacost.calibration.request import CalibrateRequest, CalibrationInterrupted, request_to_dict
 
 
@@ -55,6 +64,88 @@ def launch(req: CalibrateRequest, out: Path) -> None:
         raise CalibrationError(
             f"--nproc: the torchrun calibration failed (exit {code}); see the messages above"
         )
+
+
+def one_split_per_process(req: CalibrateRequest, out: Path) -> None:
+    """Measure ``req``'s splits (largest micro-batch first) one process each, into ``out``."""
+    fresh = not req.resume
+    with tempfile.TemporaryDirectory(prefix="gacost-split-") as tmp:
+        for m, k in sorted(req.options.splits, reverse=True):
+            one = replace(
+                req, out=out, resume=not fresh,
+                options=replace(req.options, splits=((m, k),), isolation="shared"),
+            )
+            path = Path(tmp) / f"request-{m}x{k}.json"
+            path.write_text(json.dumps(request_to_dict(one)), encoding="utf-8")
+            cmd = [sys.executable, "-m", "gacost.calibration.worker", str(path)]
+            proc = subprocess.Popen(cmd, stderr=subprocess.PIPE)
+            try:
+                errors = _pump(proc)
+                code = proc.wait()
+            except KeyboardInterrupt:
+                proc.wait()  # the child got the same SIGINT and keeps what it measured
+                raise CalibrationInterrupted(
+                    f"interrupted: the splits measured so far are kept in {out}; run again "
+                    "with --resume to finish"
+                ) from None
+            if code == CalibrationInterrupted.exit_code:
+                raise CalibrationInterrupted(
+                    f"interrupted: the splits measured so far are kept in {out}; run again "
+                    "with --resume to finish"
+                )
+            if code != 0:
+                raise CalibrationError(
+                    f"split {m}x{k}: " + (errors[0] if errors else
+                                          f"its process failed (exit {code}); see above")
+                )
+            fresh = False
+    profile = read_profile(out)
+    if PER_PROCESS not in profile.provenance:
+        write_profile(out, replace(profile, provenance=f"{profile.provenance}; {PER_PROCESS}"))
+
+
+PER_PROCESS = "each split in its own process"
+
+
+ERROR_PREFIX = b"error: "
+
+
+def _pump(proc: subprocess.Popen[bytes]) -> list[str]:
+    """Copy the child's stderr through (progress bars included) and keep back its
+    ``error:`` lines, which the parent reports as its own one line."""
+    assert proc.stderr is not None
+    errors: list[str] = []
+    pending = b""
+    while chunk := proc.stderr.read1(4096):  # type: ignore[attr-defined]
+        pending += chunk
+        while True:
+            cut = min((i for i in (pending.find(b"\n"), pending.find(b"\r")) if i >= 0),
+                      default=-1)
+            if cut < 0:
+                break
+            segment, pending = pending[: cut + 1], pending[cut + 1 :]
+            if segment.startswith(ERROR_PREFIX):
+                errors.append(segment.decode(errors="replace").strip()[len(ERROR_PREFIX) :])
+            else:
+                _write(segment)
+        if pending and not ERROR_PREFIX.startswith(pending[:7]) and not pending.startswith(
+                ERROR_PREFIX):
+            _write(pending)
+            pending = b""
+    if pending.startswith(ERROR_PREFIX):
+        errors.append(pending.decode(errors="replace").strip()[len(ERROR_PREFIX) :])
+    elif pending:
+        _write(pending)
+    return errors
+
+
+def _write(data: bytes) -> None:
+    stream = getattr(sys.stderr, "buffer", None)
+    if stream is not None:
+        stream.write(data)
+    else:  # a captured text stream (tests)
+        sys.stderr.write(data.decode(errors="replace"))
+    sys.stderr.flush()
 
 
 def _noise(line: str) -> bool:

@@ -2,7 +2,7 @@
 
 Host interference on a shared machine comes in bursts that only slow updates down; a split
 timed twice, far apart (calibrate's second pass runs the splits in reverse order), is
-pooled: the interference-robust estimate (the lower quartile, :func:`stats.quiet_time`) and
+pooled: the estimate (the median of all timed updates, :func:`stats.estimate`) and
 the median's CI of all timed updates, each pass's estimate, and a precision that is never
 below half the gap between the passes.
 """
@@ -18,15 +18,15 @@ from gacost.calibration import stats
 def pool_passes(
     first: SplitResult, second: SplitResult, seq_len: int, world: int = 1
 ) -> SplitResult:
-    """One split's two passes as one result: the estimate (:func:`stats.quiet_time`) and CI
+    """One split's two passes as one result: the estimate (:func:`stats.estimate`) and CI
     of all timed updates, each pass's estimate, and a precision that is at least half the
     gap between the passes."""
     a = first.update_times[first.warmup_updates :]
     b = second.update_times[second.warmup_updates :]
     timed = [*a, *b]
-    med = stats.quiet_time(timed)
+    med = stats.estimate(timed)
     lo, hi = stats.median_ci(timed)
-    medians = (stats.quiet_time(a), stats.quiet_time(b))
+    medians = (stats.estimate(a), stats.estimate(b))
     lo, hi = min(lo, med, *medians), max(hi, med, *medians)
     alloc = _larger(first.peak_allocated_gib, second.peak_allocated_gib)
     reserved = _larger(first.peak_reserved_gib, second.peak_reserved_gib)

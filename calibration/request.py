@@ -28,10 +28,10 @@ class SweepOptions:
     """How hard to measure."""
 
     splits: tuple[tuple[int, int], ...]
-    warmup: int = 2
+    warmup: int = 3
     min_timed: int = 5
     max_timed: int = 40
-    max_seconds: float = 8.0
+    max_seconds: float = 12.0
     rel_tol: float = 0.02
     drop_margin: float = 0.15
     min_timed_for_drop: int = 3
@@ -40,7 +40,10 @@ class SweepOptions:
     progress: bool = True
     trace: bool = True  # sample NVML per split; profile 1-2 extra updates (calibration.trace)
     trace_all: bool = False  # profile every split, not only the first one measured
-    passes: int = 2  # timed passes over the splits (the second in reverse order; see sweep)
+    passes: int = 1  # timed passes over the splits (a second one in reverse order; see sweep)
+    # one process per split (a fresh process, as the user's own run is: see calibration.run)
+    # or every split in this process; "auto" is a process per split on a GPU
+    isolation: str = "auto"
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from gacost.base.profile import Profile, SplitResult, read_profile
 from gacost.base.records import GIB
 from gacost.calibration import builder, launch, ranks, trace
 from gacost.calibration.env import describe
-from gacost.calibration.request import CalibrateRequest
+from gacost.calibration.request import CalibrateRequest, SweepOptions
 from gacost.calibration.sweep import (
     apply_vram_limit,
     new_profile,
@@ -88,6 +88,9 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
     if launcher:  # re-run this request under torchrun, one process per GPU
         launch.launch(req, out)
         return read_profile(out), out
+    if one_process_per_split(req.options, device, world):
+        launch.one_split_per_process(req, out)
+        return read_profile(out), out
     profile = _resume(out, workload.fingerprint(), env.gpu, world) if req.resume else None
     if profile is None:
         profile = new_profile(workload, env, options)
@@ -128,6 +131,17 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
     setup = time.perf_counter() - started
     final = run_sweep(model, tok, dataset, device, profile, options, out, setup_seconds=setup)
     return final, out
+
+
+def one_process_per_split(options: SweepOptions, device: torch.device, world: int) -> bool:
+    """Whether each split runs in its own process: ``isolation`` ``process``, or ``auto`` on
+    a GPU (on the CPU, a test and smoke-run path, the splits share this process). Under
+    torchrun the splits share the workers' processes."""
+    if world > 1 or len(options.splits) < 2:
+        return False
+    if options.isolation == "auto":
+        return device.type == "cuda"
+    return options.isolation == "process"
 
 
 def _tokenizer_source(req: CalibrateRequest) -> str:

@@ -1,22 +1,23 @@
-"""The calibration sweep: train every candidate split briefly with TRL and time it.
+"""The calibration sweep: train candidate splits briefly with TRL and time them.
 
-One model load for the whole sweep; every split restarts from the same adapter weights
-and a fresh optimizer. Splits run largest micro-batch first (usually the fastest, so the
-slower ones can be dropped early). Per split: ``warmup`` untimed updates, then timed
-updates until the median's 95% CI is within ``rel_tol``, or ``max_seconds`` of timed
-updates (at least ``min_timed``) or ``max_timed`` updates have passed, or the split is
-clearly slower than the best one so far (``dropped``). An out-of-memory split is a result
-(``oom``); micro-batches above it are not run (``skipped``). The profile is rewritten
-atomically after every split.
+This module measures the splits it is given in one process: one model load, every split
+restarting from the same adapter weights and a fresh optimizer. By default on a GPU
+:mod:`gacost.calibration.run` gives it one split per process, so each split runs as the
+user's own script would (a fresh process, one trainer). Splits run largest micro-batch
+first (usually the fastest, so the slower ones can be dropped early). Per split:
+``warmup`` untimed updates, then timed updates until the median's 95% CI is within
+``rel_tol``, or ``max_seconds`` of timed updates (at least ``min_timed``) or
+``max_timed`` updates have passed, or the split is clearly slower than the best one so
+far (``dropped``). An out-of-memory split is a result (``oom``); micro-batches above it
+are not run (``skipped``). The profile is rewritten atomically after every split.
 
-Host interference on a shared machine comes in bursts that only slow updates down, and a
-split timed inside one burst reads 10-30% slow. The estimate is therefore the lower
-quartile of the timed updates (:func:`stats.quiet_time`), not their median. With
-``passes = 2`` (the default) the time budget is split over two passes: every ``ok`` split
-is timed again after all splits have run, in reverse order, one warm-up update each, and
-both passes are pooled; ``pass_seconds`` keeps each pass's estimate and ``precision`` the
-larger of the CI half-width and half the gap between the passes, so a split whose passes
-disagree says so. The profiled updates of the trace come after all timing.
+The estimate is the median of the timed updates (:func:`stats.estimate`): a user's bill
+pays for bursts of host interference too; updates above the outlier fence are counted in
+the split's note. With ``passes = 2`` every ``ok`` split is timed again after all splits
+have run, in reverse order, one warm-up update each, and both passes are pooled;
+``pass_seconds`` keeps each pass's estimate and ``precision`` the larger of the CI
+half-width and half the gap between the passes. The profiled updates of the trace come
+after all timing.
 """
 
 from __future__ import annotations
@@ -155,10 +156,8 @@ def _config(
         packing=False,
         gradient_checkpointing=checkpointing,
         gradient_checkpointing_kwargs={"use_reentrant": False} if checkpointing else None,
-        learning_rate=2e-4,
-        lr_scheduler_type="constant",
-        optim="adamw_torch",
-        logging_strategy="no",
+        # optimizer, scheduler, learning rate and logging stay at TRL's defaults, as in a
+        # user's script (AdamW fused, linear, a log every 10 updates); no checkpoint saves
         save_strategy="no",
         report_to="none",
         disable_tqdm=True,
@@ -327,7 +326,7 @@ def measure_split(
         raise CalibrationError(
             f"split {m}x{k}: no timed update (dataset too small for warmup {o.warmup})"
         )
-    med = stats.quiet_time(timed)
+    med = stats.estimate(timed)
     lo, hi = stats.median_ci(timed)
     lo, hi = min(lo, med), max(hi, med)
     split_trace: SplitTrace | None = None
@@ -353,9 +352,17 @@ def measure_split(
         warmup_updates=min(o.warmup, len(timer.times)),
         timed_updates=len(timed),
         wall_seconds=round(wall, 3),
-        note="clearly slower than the best split; timed briefly" if state["dropped"] else "",
+        note=_note(state["dropped"], stats.slow_outliers(timed), len(timed)),
         trace=split_trace,
     )
+
+
+def _note(dropped: bool, slow: int, timed: int) -> str:
+    """What the split's note says: dropped early, and slow updates kept in the median."""
+    parts = ["clearly slower than the best split; timed briefly"] if dropped else []
+    if slow:
+        parts.append(f"{slow} of {timed} timed updates were slow outliers (kept in the median)")
+    return "; ".join(parts)
 
 
 def _peak(device: torch.device) -> tuple[float | None, float | None]:

@@ -86,6 +86,8 @@ def test_cli_writes_a_profile_that_reads_back(
             "6",
             "--max-seconds",
             "0.05",
+            "--passes",
+            "2",
             "--quiet",
         ]
     )
@@ -237,3 +239,35 @@ def test_fp16_on_cpu_is_refused(tmp_path: Path) -> None:
     fp16 = replace(req, job=req.job.model_copy(update={"precision": "fp16"}))
     with pytest.raises(CalibrationError, match="fp16 mixed precision needs a CUDA GPU"):
         calibrate(fp16)
+
+
+def test_one_process_per_split_fills_one_profile(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--isolation process`` (the default on a GPU): every split in a fresh worker process,
+    each adding its split to the same profile, as ``--resume`` would."""
+    out = tmp_path / "p.json"
+    argv = ["calibrate", "--job", str(JOB), "--out", str(out), "--device", "cpu",
+            "--warmup", "1", "--max-updates", "4", "--max-seconds", "0.05", "--quiet",
+            "--no-trace", "--isolation", "process"]
+    assert main(argv) == 0
+    profile = read_profile(out)
+    assert {(s.micro_batch, s.grad_accum) for s in profile.splits} == {(1, 4), (2, 2), (4, 1)}
+    assert profile.provenance.endswith("each split in its own process")
+    assert all(s.pass_seconds == () for s in profile.splits)  # one pass each
+    assert "profile written to" in capsys.readouterr().out
+
+
+def test_a_failing_split_process_is_one_error_line(capsys: pytest.CaptureFixture[str]) -> None:
+    import subprocess
+    import sys
+
+    from gacost.calibration.launch import _pump
+
+    child = ("import sys; sys.stderr.write('\\rsplit 1x4:  50%\\rsplit 1x4: 100%\\n'); "
+             "sys.stderr.write('error: split 1x4 failed: boom\\n'); sys.exit(1)")
+    proc = subprocess.Popen([sys.executable, "-c", child], stderr=subprocess.PIPE)
+    errors = _pump(proc)
+    assert proc.wait() == 1 and errors == ["split 1x4 failed: boom"]
+    err = capsys.readouterr().err
+    assert "split 1x4: 100%" in err and "error:" not in err  # progress through, error kept

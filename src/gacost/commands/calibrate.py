@@ -41,24 +41,32 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--weights", help="load real weights from a local folder or Hub id")
     p.add_argument("--data", help="a local JSONL or Parquet file to train on (default synthetic)")
     p.add_argument("--tokenizer", help="tokenizer for --data (default: --weights or the model)")
-    p.add_argument("--warmup", type=int, default=2, help="untimed updates per split (default 2)")
+    p.add_argument("--warmup", type=int, default=3, help="untimed updates per split (default 3)")
     p.add_argument(
         "--max-updates", type=int, default=40, help="most timed updates per split (default 40)"
     )
     p.add_argument(
         "--max-seconds",
         type=float,
-        default=8.0,
+        default=12.0,
         help="stop timing a split after this many seconds of timed updates, once it "
-        "has 5 (default 8; shared by the passes)",
+        "has 5 (default 12; shared by the passes)",
     )
     p.add_argument(
         "--passes",
         type=int,
         choices=(1, 2),
-        default=2,
-        help="timed passes over the splits: 2 (default) times every kept split again in "
-        "reverse order, so a burst of host interference cannot skew one split alone",
+        default=1,
+        help="timed passes over the splits: 2 times every kept split again, in reverse "
+        "order and in the same process (default 1)",
+    )
+    p.add_argument(
+        "--isolation",
+        choices=("auto", "process", "shared"),
+        default="auto",
+        help="process: each split in a fresh process, as your own run is (a model load per "
+        "split); shared: all splits in this process (faster to run, read 10-31%% fast on "
+        "host-bound splits on an H200); auto (default): process on a GPU, shared on the CPU",
     )
     p.add_argument(
         "--tolerance",
@@ -170,6 +178,7 @@ def run(args: argparse.Namespace) -> str:
             trace=args.trace,
             trace_all=args.trace_all,
             passes=args.passes,
+            isolation=args.isolation,
         ),
         device=args.device,
         resume=args.resume,

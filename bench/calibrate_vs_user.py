@@ -1,0 +1,100 @@
+"""``gacost calibrate`` against the user's own run, on the same machine in the same hour.
+
+For each workload (a job file and its splits): every split runs once as the user's plain TRL
+script in its own process (``bench/user_script.py``, TRL defaults), then ``gacost
+calibrate`` measures the same splits (its defaults: one process per split on a GPU), and
+the two medians are compared. Prints a table and writes one JSON file with every number
+(the user runs' update times and the calibration profiles).
+
+    python bench/calibrate_vs_user.py --out $OUT/calib-vs-user-1.json \
+        bench/jobs/qwen3-1.7b-lora-bf16.yaml:1x4,2x2,4x1 bench/jobs/...:4x1,1x4
+
+Targets (issue 19): every fully timed split within 5% of the user's run, every split
+dropped early within 10%, the same fastest split; device time stated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+
+
+def run(cmd: list[str], timeout: float) -> tuple[float, subprocess.CompletedProcess[str]]:
+    started = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return time.perf_counter() - started, done
+
+
+def user_split(job: str, split: str, warmup: int, updates: int) -> dict[str, object]:
+    m, k = split.split("x")
+    wall, done = run([sys.executable, str(BENCH / "user_script.py"), job, "--micro-batch", m,
+                      "--grad-accum", k, "--warmup", str(warmup), "--updates", str(updates)],
+                     timeout=400)
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+    if done.returncode or not lines:
+        return {"split": split, "error": done.stderr[-600:], "wall_s": wall}
+    return {**json.loads(lines[-1]), "wall_s": wall}
+
+
+def calibrate(job: str, splits: str, folder: Path) -> dict[str, object]:
+    out = folder / (Path(job).stem + ".json")
+    wall, done = run([sys.executable, "-m", "gacost", "calibrate", "--job", job, "--splits",
+                      splits, "--out", str(out), "--quiet", "--force"], timeout=600)
+    if done.returncode or not out.exists():
+        return {"error": done.stderr[-800:], "wall_s": wall}
+    return {"profile": json.loads(out.read_text()), "wall_s": wall, "summary": done.stdout}
+
+
+def compare(user: list[dict[str, object]], cal: dict[str, object]) -> list[dict[str, object]]:
+    rows = []
+    splits = {f"{s['micro_batch']}x{s['grad_accum']}": s
+              for s in cal.get("profile", {}).get("splits", [])}  # type: ignore[union-attr]
+    for u in user:
+        s = splits.get(str(u["split"]), {})
+        mine, theirs = s.get("seconds_per_update"), u.get("median_s")
+        rows.append({
+            "split": u["split"], "user_median_s": theirs, "calibrate_s": mine,
+            "status": s.get("status"), "timed": s.get("timed_updates"),
+            "error": (mine / theirs - 1) if mine and theirs else None,  # type: ignore[operator]
+        })
+    return rows
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("workloads", nargs="+", help="JOB.yaml:MxK,MxK")
+    p.add_argument("--out", required=True)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--updates", type=int, default=15)
+    a = p.parse_args()
+    report: dict[str, object] = {"machine": {}, "workloads": []}
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for spec in a.workloads:
+            job, splits = spec.split(":")
+            user = [user_split(job, s, a.warmup, a.updates) for s in splits.split(",")]
+            cal = calibrate(job, splits, Path(tmp))
+            rows = compare(user, cal)
+            report["workloads"].append(  # type: ignore[union-attr]
+                {"job": job, "user": user, "calibrate": cal, "rows": rows})
+            for r in rows:
+                err = f"{r['error']:+.1%}" if r["error"] is not None else "n/a"
+                print(f"{Path(job).stem:38s} {r['split']:>5s} user {r['user_median_s']} "
+                      f"calibrate {r['calibrate_s']} ({r['status']}, {r['timed']} timed) {err}",
+                      flush=True)
+            print(f"  calibrate wall {cal.get('wall_s', 0):.1f} s; user runs "
+                  f"{sum(float(u.get('wall_s', 0)) for u in user):.1f} s", flush=True)
+            Path(a.out).write_text(json.dumps(report, indent=1))
+    report["wall_s"] = time.perf_counter() - started
+    Path(a.out).write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

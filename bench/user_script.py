@@ -1,0 +1,147 @@
+"""The user's own fine-tune, as a plain TRL script: the reference calibrate is checked against.
+
+One split per process, TRL's defaults for everything the job does not set (AdamW fused, a
+linear schedule, a log every 10 updates, TRL's progress bar), the model built from the job's
+architecture config with random weights in the job's precision and handed to
+``SFTTrainer(model=..., peft_config=LoraConfig(...))`` as a user's script does. No gacost
+code runs in the process. Every update is timed between ``on_step_end`` callbacks with a
+device synchronisation; after ``--warmup`` updates the median of ``--updates`` timed ones is
+the split's time. Prints one JSON line.
+
+    python bench/user_script.py bench/jobs/qwen3-1.7b-lora-bf16.yaml --micro-batch 2 \
+        --grad-accum 2 --warmup 5 --updates 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+START = time.perf_counter()
+
+import torch  # noqa: E402
+import yaml  # noqa: E402
+from datasets import Dataset  # noqa: E402
+from peft import LoraConfig  # noqa: E402
+from tokenizers import Tokenizer  # noqa: E402
+from tokenizers.models import WordLevel  # noqa: E402
+from transformers import (  # noqa: E402
+    AutoConfig,
+    AutoModelForCausalLM,
+    PreTrainedTokenizerFast,
+    TrainerCallback,
+)
+from trl import SFTConfig, SFTTrainer  # noqa: E402
+
+CUDA = torch.cuda.is_available()
+MODELS = Path(__file__).resolve().parent.parent / "data" / "models"
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+
+
+def sync() -> None:
+    if CUDA:
+        torch.cuda.synchronize()
+
+
+class Timer(TrainerCallback):  # type: ignore[misc]
+    """Seconds per optimizer update, on_step_end to on_step_end, synchronised."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+        self.last = 0.0
+
+    def on_train_begin(self, args, state, control, **kw):  # type: ignore[no-untyped-def]
+        sync()
+        self.last = time.perf_counter()
+
+    def on_step_end(self, args, state, control, **kw):  # type: ignore[no-untyped-def]
+        sync()
+        now = time.perf_counter()
+        self.times.append(now - self.last)
+        self.last = now
+
+
+def model_config(name: str) -> AutoConfig:
+    raw = json.loads((MODELS / (name.replace("/", "--") + ".json")).read_text())
+    cfg = {k: v for k, v in raw.items() if not k.startswith("_") and v is not None}
+    model_type = cfg.pop("model_type")
+    for key in ("torch_dtype", "dtype"):
+        cfg.pop(key, None)
+    config = AutoConfig.for_model(model_type, **cfg)
+    config.use_cache = False
+    return config
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("job")
+    p.add_argument("--micro-batch", type=int, required=True)
+    p.add_argument("--grad-accum", type=int, required=True)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--updates", type=int, default=20)
+    a = p.parse_args()
+    job = yaml.safe_load(Path(a.job).read_text())
+    lora = job.get("lora", {})
+    precision = job.get("precision", "bf16")
+    seq = int(job["sequence_length"])
+    checkpointing = bool(job.get("gradient_checkpointing", True))
+    config = model_config(job["model"])
+    torch.manual_seed(42)
+    with torch.device("cuda" if CUDA else "cpu"):
+        model = AutoModelForCausalLM.from_config(config, dtype=DTYPES[precision])
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer(WordLevel({"<pad>": 0, "<eos>": 1, "<unk>": 2},
+                                             unk_token="<unk>")),
+        pad_token="<pad>", eos_token="<eos>", unk_token="<unk>",
+    )
+    for c in (model.config, model.generation_config):
+        c.pad_token_id, c.eos_token_id = 0, 1
+    n = a.micro_batch * a.grad_accum * (a.warmup + a.updates)
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(3, config.vocab_size, (n, seq), generator=g)
+    data = Dataset.from_dict({"input_ids": ids.tolist()})
+    r = int(lora.get("r", 16))
+    peft_config = LoraConfig(
+        r=r, lora_alpha=lora.get("alpha", 2 * r), lora_dropout=float(lora.get("dropout", 0.0)),
+        target_modules=lora.get("target_modules", "all-linear"), task_type="CAUSAL_LM",
+    )
+    timer = Timer()
+    with tempfile.TemporaryDirectory() as out:
+        args = SFTConfig(
+            output_dir=out,
+            per_device_train_batch_size=a.micro_batch,
+            gradient_accumulation_steps=a.grad_accum,
+            max_steps=a.warmup + a.updates,
+            max_length=seq,
+            gradient_checkpointing=checkpointing,
+            bf16=precision == "bf16",
+            fp16=precision == "fp16",
+            report_to="none",
+            use_cpu=not CUDA,
+        )
+        trainer = SFTTrainer(model=model, args=args, train_dataset=data,
+                             processing_class=tok, peft_config=peft_config, callbacks=[timer])
+        if CUDA:
+            torch.cuda.reset_peak_memory_stats()
+        t0 = time.perf_counter()
+        trainer.train()
+        train_s = time.perf_counter() - t0
+    timed = timer.times[a.warmup :]
+    print(json.dumps({
+        "job": a.job, "split": f"{a.micro_batch}x{a.grad_accum}",
+        "micro_batch": a.micro_batch, "grad_accum": a.grad_accum,
+        "warmup": a.warmup, "timed": len(timed),
+        "median_s": statistics.median(timed), "mean_s": statistics.fmean(timed),
+        "train_seconds": train_s, "process_seconds": time.perf_counter() - START,
+        "peak_reserved_gib": torch.cuda.max_memory_reserved() / 2**30 if CUDA else None,
+        "gpu": torch.cuda.get_device_name() if CUDA else "cpu",
+        "update_times": [round(t, 5) for t in timer.times],
+    }))
+
+
+if __name__ == "__main__":
+    main()
