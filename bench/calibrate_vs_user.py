@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -43,27 +44,34 @@ def user_split(job: str, split: str, warmup: int, updates: int) -> dict[str, obj
     return {**json.loads(lines[-1]), "wall_s": wall}
 
 
-def calibrate(job: str, splits: str, folder: Path) -> dict[str, object]:
+def calibrate(job: str, splits: str, folder: Path, extra: list[str]) -> dict[str, object]:
     out = folder / (Path(job).stem + ".json")
     wall, done = run([sys.executable, "-m", "gacost", "calibrate", "--job", job, "--splits",
-                      splits, "--out", str(out), "--quiet", "--force"], timeout=600)
+                      splits, "--out", str(out), "--quiet", "--force", *extra], timeout=600)
     if done.returncode or not out.exists():
         return {"error": done.stderr[-800:], "wall_s": wall}
     return {"profile": json.loads(out.read_text()), "wall_s": wall, "summary": done.stdout}
 
 
-def compare(user: list[dict[str, object]], cal: dict[str, object]) -> list[dict[str, object]]:
+def compare(user: list[dict[str, object]], cals: list[dict[str, object]]
+            ) -> list[dict[str, object]]:
+    """Each calibration's split against the median of the user runs of that split (over the
+    rounds: runs alternate, so drift in the host falls on both sides)."""
     rows = []
-    splits = {f"{s['micro_batch']}x{s['grad_accum']}": s
-              for s in cal.get("profile", {}).get("splits", [])}  # type: ignore[union-attr]
-    for u in user:
-        s = splits.get(str(u["split"]), {})
-        mine, theirs = s.get("seconds_per_update"), u.get("median_s")
-        rows.append({
-            "split": u["split"], "user_median_s": theirs, "calibrate_s": mine,
-            "status": s.get("status"), "timed": s.get("timed_updates"),
-            "error": (mine / theirs - 1) if mine and theirs else None,  # type: ignore[operator]
-        })
+    for cal in cals:
+        splits = {f"{s['micro_batch']}x{s['grad_accum']}": s
+                  for s in cal.get("profile", {}).get("splits", [])}  # type: ignore[union-attr]
+        for split, s in splits.items():
+            runs = [float(u["median_s"]) for u in user  # type: ignore[arg-type]
+                    if u.get("split") == split and u.get("median_s")]
+            theirs = statistics.median(runs) if runs else None
+            mine = s.get("seconds_per_update")
+            rows.append({
+                "variant": cal["variant"], "round": cal["round"], "split": split,
+                "user_median_s": theirs, "user_runs_s": runs, "calibrate_s": mine,
+                "status": s.get("status"), "timed": s.get("timed_updates"),
+                "error": (mine / theirs - 1) if mine and theirs else None,
+            })
     return rows
 
 
@@ -73,24 +81,36 @@ def main() -> None:
     p.add_argument("--out", required=True)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--updates", type=int, default=15)
+    p.add_argument("--rounds", type=int, default=1,
+                   help="alternate user runs and calibrations this many times")
+    p.add_argument("--variant", action="append", default=[],
+                   help="extra calibrate flags of a variant, e.g. '--no-trace' (repeatable; "
+                        "the default calibration always runs)")
     a = p.parse_args()
-    report: dict[str, object] = {"machine": {}, "workloads": []}
+    variants = ["", *a.variant]
+    report: dict[str, object] = {"workloads": []}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         for spec in a.workloads:
             job, splits = spec.split(":")
-            user = [user_split(job, s, a.warmup, a.updates) for s in splits.split(",")]
-            cal = calibrate(job, splits, Path(tmp))
-            rows = compare(user, cal)
+            user: list[dict[str, object]] = []
+            cals: list[dict[str, object]] = []
+            for round_ in range(a.rounds):
+                user += [{**user_split(job, s, a.warmup, a.updates), "round": round_}
+                         for s in splits.split(",")]
+                for variant in variants:
+                    cal = calibrate(job, splits, Path(tmp), variant.split())
+                    cals.append({**cal, "variant": variant or "default", "round": round_})
+            rows = compare(user, cals)
             report["workloads"].append(  # type: ignore[union-attr]
-                {"job": job, "user": user, "calibrate": cal, "rows": rows})
+                {"job": job, "user": user, "calibrate": cals, "rows": rows})
             for r in rows:
                 err = f"{r['error']:+.1%}" if r["error"] is not None else "n/a"
-                print(f"{Path(job).stem:38s} {r['split']:>5s} user {r['user_median_s']} "
-                      f"calibrate {r['calibrate_s']} ({r['status']}, {r['timed']} timed) {err}",
-                      flush=True)
-            print(f"  calibrate wall {cal.get('wall_s', 0):.1f} s; user runs "
-                  f"{sum(float(u.get('wall_s', 0)) for u in user):.1f} s", flush=True)
+                print(f"{Path(job).stem:34s} {r['variant']:10s} r{r['round']} {r['split']:>5s} "
+                      f"user {r['user_runs_s']} calibrate {r['calibrate_s']} "
+                      f"({r['status']}, {r['timed']} timed) {err}", flush=True)
+            print(f"  calibrate wall {sum(float(c.get('wall_s', 0)) for c in cals):.1f} s; "
+                  f"user runs {sum(float(u.get('wall_s', 0)) for u in user):.1f} s", flush=True)
             Path(a.out).write_text(json.dumps(report, indent=1))
     report["wall_s"] = time.perf_counter() - started
     Path(a.out).write_text(json.dumps(report, indent=1))
