@@ -27,6 +27,16 @@ Structure (one micro-step: forward, TRL's loss and metrics, backward; GC adds a 
   linear; two extra copies per micro-step; ``prepare_model_for_kbit_training`` adds the fp32
   casts of its upcast norms (per layer).
 * **Liger** and **torch.compile**: measured changes (one workload each), see the constants.
+* **LoRA dropout** (``lora_dropout > 0``): PEFT puts ``nn.Dropout`` on the input of every
+  LoRA-wrapped linear (``nn.Identity`` at 0). Counted on the CPU (the ``dropout_*`` fields
+  of :class:`OperatorCounts`): per wrapped linear and forward pass (the forward, and the
+  recompute under GC) three operators, per backward one; the first layer's q/k/v adapters
+  skip that backward without GC (their input needs no gradient). On a GPU the three forward
+  operators are one kernel (``aten::dropout`` takes the fused ``native_dropout`` path on
+  CUDA: one kernel writing output and mask; the CPU has no fused kernel and runs
+  ``bernoulli_``, a copy and ``mul``), the backward one (``native_dropout_backward``, a
+  masked scale): :func:`dropout_kernels_per_microstep`, one kernel per counted occurrence,
+  not scaled by ``ops_to_kernels``.
 
 Per update: the AdamW ``foreach`` optimizer launches one kernel per ``multi_tensor_apply``
 chunk of each of its element-wise steps (:func:`optimizer_kernels`), and the rest of the
@@ -71,7 +81,9 @@ class OperatorCounts:
 
     ``layer_*``: per decoder layer with no LoRA-wrapped linear; ``lora_*``: what each
     LoRA-wrapped linear adds to its layer; ``model_*``: the per-model part. ``gc``/``nogc``:
-    gradient checkpointing on/off.
+    gradient checkpointing on/off. ``dropout_*``: what LoRA dropout > 0 adds per wrapped
+    linear (forward, recompute, backward); per model it adds nothing with GC and, without
+    GC, loses the backward of the first layer's q/k/v adapters (:func:`_first_layer_no_grad`).
     """
 
     layer_gc: float
@@ -80,6 +92,8 @@ class OperatorCounts:
     lora_nogc: float
     model_gc: float
     model_nogc: float
+    dropout_gc: float = 0.0
+    dropout_nogc: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -113,31 +127,34 @@ _PHI3_FUSED = (
 # difference between 4 and 2 layers; per LoRA linear: a third of all-linear minus
 # attention-only (q, k, v, o); per model: the 2-layer count less two layers. Gemma-2: sdpa
 # without the attention soft-capping, as the GPU sweep's transformers ran it (see
-# bench/MODEL.md); Phi-3 (all-linear only): the Llama adapter cost.
+# bench/MODEL.md); Phi-3 (all-linear only): the Llama adapter cost. LoRA dropout (last two
+# fields): per wrapped linear, the 4-layer minus 2-layer all-linear difference with dropout
+# 0.05 and 0, halved, over the wrapped linears: 7 with GC, 4 without, in every family counted
+# (fp32: counted on Qwen3, taken for the others).
 # test_kernel_counts.py re-derives this table from the committed JSON.
 STRUCTURE: dict[str, FamilyStructure] = {
     "llama": FamilyStructure(
         linears=LINEAR_NAMES, norms=2,
-        half=OperatorCounts(443 / 3, 106.0, 76 / 3, 18.0, 162.0, 130.0),
-        fp32=OperatorCounts(407 / 3, 98.0, 40 / 3, 10.0, 151.0, 127.0),
+        half=OperatorCounts(443 / 3, 106.0, 76 / 3, 18.0, 162.0, 130.0, 7.0, 4.0),
+        fp32=OperatorCounts(407 / 3, 98.0, 40 / 3, 10.0, 151.0, 127.0, 7.0, 4.0),
         full=OperatorCounts(156.0, 117.0, 0.0, 0.0, 171.0, 171.0),
     ),
     "qwen3": FamilyStructure(
         linears=LINEAR_NAMES, norms=4,
-        half=OperatorCounts(635 / 3, 152.0, 76 / 3, 18.0, 162.0, 130.0),
-        fp32=OperatorCounts(563 / 3, 136.0, 40 / 3, 10.0, 151.0, 127.0),
+        half=OperatorCounts(635 / 3, 152.0, 76 / 3, 18.0, 162.0, 130.0, 7.0, 4.0),
+        fp32=OperatorCounts(563 / 3, 136.0, 40 / 3, 10.0, 151.0, 127.0, 7.0, 4.0),
         full=OperatorCounts(224.0, 167.0, 0.0, 0.0, 171.0, 171.0),
     ),
     "gemma2": FamilyStructure(
         linears=LINEAR_NAMES, norms=4,
-        half=OperatorCounts(224.0, 160.0, 26.0, 18.0, 179.0, 147.0),
-        fp32=OperatorCounts(200.0, 144.0, 14.0, 10.0, 168.0, 144.0),
+        half=OperatorCounts(224.0, 160.0, 26.0, 18.0, 179.0, 147.0, 7.0, 4.0),
+        fp32=OperatorCounts(200.0, 144.0, 14.0, 10.0, 168.0, 144.0, 7.0, 4.0),
         full=OperatorCounts(243.0, 179.0, 0.0, 0.0, 190.0, 190.0),
     ),
     "phi3": FamilyStructure(
         linears=tuple(name for name, _ in _PHI3_FUSED), norms=2,
-        half=OperatorCounts(473 / 3, 117.0, 76 / 3, 18.0, 162.0, 142.0),
-        fp32=OperatorCounts(437 / 3, 109.0, 40 / 3, 10.0, 151.0, 135.0),
+        half=OperatorCounts(473 / 3, 117.0, 76 / 3, 18.0, 162.0, 142.0, 7.0, 4.0),
+        fp32=OperatorCounts(437 / 3, 109.0, 40 / 3, 10.0, 151.0, 135.0, 7.0, 4.0),
         full=OperatorCounts(165.0, 125.0, 0.0, 0.0, 170.0, 170.0),
         fused=_PHI3_FUSED,
     ),
@@ -194,6 +211,18 @@ LIGER_PER_LAYER_GC = -(4079 + 113) / 28
 # per micro-step (shared/research/measurements-h200.md, one measurement, not a law).
 COMPILE_RATIO = 4684 / 11978
 
+# LoRA dropout > 0 on the CPU, per wrapped linear and pass: ``bernoulli_``, a ``copy_`` and
+# ``mul`` per forward pass, one ``mul`` per backward (bench/results/kernel-counts-cpu.json);
+# on CUDA ``aten::dropout`` is one fused ``native_dropout`` kernel (output and bool mask;
+# ATen's Dropout.cpp takes it whenever ``is_fused_kernel_acceptable``: a CUDA tensor and
+# 0 < p < 1) and its backward one ``native_dropout_backward`` kernel (grad x mask x scale).
+DROPOUT_CPU_OPS_PER_FORWARD = 3.0
+DROPOUT_CPU_OPS_PER_BACKWARD = 1.0
+DROPOUT_KERNELS_PER_FORWARD = 1.0
+DROPOUT_KERNELS_PER_BACKWARD = 1.0
+# the linears that read the first layer's normed embedding (no gradient without GC)
+FIRST_READERS = ("q_proj", "k_proj", "v_proj", "qkv_proj")
+
 # Rest of the update, counted in every split of the sweep: 8 kernels per extra micro-step
 # (``num_items_in_batch`` and friends) and 5 host-to-device copies per micro-step (the
 # batch), plus clipping and zero_grad (GpuAnchor.update_other_*).
@@ -236,10 +265,7 @@ def _modules(arch: ModelArch) -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 def lora_linears(arch: ModelArch, setup: TrainSetup) -> int:
     """LoRA-wrapped linear modules per decoder layer (0 for a full fine-tune)."""
-    if setup.method == "full":
-        return 0
-    targets = set(setup.lora_targets)
-    return sum(1 for name, parts in _modules(arch) if name in targets or targets & set(parts))
+    return len(_wrapped(arch, setup))
 
 
 def _passes(setup: TrainSetup) -> int:
@@ -247,8 +273,47 @@ def _passes(setup: TrainSetup) -> int:
     return 3 if setup.gradient_checkpointing else 2
 
 
+def _wrapped(arch: ModelArch, setup: TrainSetup) -> list[str]:
+    """Names of the LoRA-wrapped modules of one layer (none for a full fine-tune)."""
+    if setup.method == "full":
+        return []
+    targets = set(setup.lora_targets)
+    return [name for name, parts in _modules(arch) if name in targets or targets & set(parts)]
+
+
+def _first_layer_no_grad(arch: ModelArch, setup: TrainSetup) -> int:
+    """Wrapped linears whose dropout runs no backward: without GC, the first layer's q/k/v
+    read the norm of the frozen embedding, which needs no gradient (with GC, PEFT makes
+    the embedding output require one)."""
+    if setup.gradient_checkpointing:
+        return 0
+    return sum(1 for name in _wrapped(arch, setup) if name in FIRST_READERS)
+
+
+def dropout_operators_per_microstep(arch: ModelArch, setup: TrainSetup) -> float:
+    """CPU operators LoRA dropout > 0 adds per micro-step (0 at dropout 0 or full)."""
+    if setup.lora_dropout <= 0 or setup.method == "full":
+        return 0.0
+    c = _counts(arch, setup)
+    per_linear = c.dropout_gc if setup.gradient_checkpointing else c.dropout_nogc
+    return (arch.num_hidden_layers * lora_linears(arch, setup) * per_linear
+            - DROPOUT_CPU_OPS_PER_BACKWARD * _first_layer_no_grad(arch, setup))
+
+
+def dropout_kernels_per_microstep(arch: ModelArch, setup: TrainSetup) -> float:
+    """GPU kernels LoRA dropout > 0 adds per micro-step: the counted operators with each
+    forward pass's three CPU operators taken as one fused ``native_dropout`` kernel."""
+    ops = dropout_operators_per_microstep(arch, setup)
+    if not ops:
+        return 0.0
+    fused = DROPOUT_CPU_OPS_PER_FORWARD - DROPOUT_KERNELS_PER_FORWARD
+    forwards = _passes(setup) - 1
+    return ops - fused * forwards * arch.num_hidden_layers * lora_linears(arch, setup)
+
+
 def operators_per_microstep(arch: ModelArch, setup: TrainSetup, grad_accum: int = 1) -> float:
-    """Launching operators per micro-step as counted on the CPU (see module doc).
+    """Launching operators per micro-step as counted on the CPU (see module doc), LoRA
+    dropout left out (:func:`dropout_operators_per_microstep`).
 
     From the second micro-step of an update on, each trainable tensor's gradient is
     accumulated with one add: ``grad_accum`` spreads that over the update's micro-steps.
@@ -297,8 +362,7 @@ def _trainable_tensors(arch: ModelArch, setup: TrainSetup) -> list[int]:
         layer = [shapes[n][0] * shapes[n][1] for n in fam.linears] + [h] * fam.norms
         head = [] if arch.tie_word_embeddings else [arch.vocab_size * h]
         return layer * arch.num_hidden_layers + [arch.vocab_size * h, h] + head
-    targets = set(setup.lora_targets)
-    wrapped = [name for name, parts in _modules(arch) if name in targets or targets & set(parts)]
+    wrapped = _wrapped(arch, setup)
     r = setup.lora_r
     per_layer = [r * shapes[n][0] for n in wrapped] + [shapes[n][1] * r for n in wrapped]
     return per_layer * arch.num_hidden_layers
@@ -330,6 +394,8 @@ def optimizer_kernels(arch: ModelArch, setup: TrainSetup) -> float:
 def _check(setup: TrainSetup, micro_batch: int, grad_accum: int) -> None:
     if setup.method not in ("lora", "qlora", "full"):
         raise JobSpecError(f"method: must be lora, qlora or full, got {setup.method!r}")
+    if not 0.0 <= setup.lora_dropout < 1.0:
+        raise JobSpecError(f"lora.dropout: must be >= 0 and < 1, got {setup.lora_dropout}")
     for name, value in (("micro_batch", micro_batch), ("grad_accum", grad_accum)):
         if value < 1:
             raise JobSpecError(f"{name}: must be an integer >= 1, got {value}")
@@ -349,7 +415,8 @@ def microstep_parts(
 
     ``operators``: the CPU-counted operators x ``ops_to_kernels``; ``gemm_extras``: split-K
     reductions and copies; ``qlora_dequant``, ``qlora_other``, ``qlora_copies``,
-    ``prepare_kbit``, ``liger``: the terms of those options (0 when off).
+    ``prepare_kbit``, ``liger``: the terms of those options (0 when off); ``dropout``: the
+    kernels of LoRA dropout (:func:`dropout_kernels_per_microstep`).
     """
     _check(setup, micro_batch, grad_accum)
     layers = arch.num_hidden_layers
@@ -367,6 +434,7 @@ def microstep_parts(
         "prepare_kbit": layers * PREPARE_KBIT_PER_LAYER_GC * passes / 3
         if qlora and prepare_for_kbit else 0.0,
         "liger": layers * LIGER_PER_LAYER_GC * passes / 3 if liger else 0.0,
+        "dropout": dropout_kernels_per_microstep(arch, setup),
     }
 
 

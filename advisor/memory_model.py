@@ -8,7 +8,8 @@ PyTorch caching allocator reserves (``torch.cuda.max_memory_reserved``), with
   trainable part at 16 B/param (fp32 adapter, gradient, Adam m and v),
 * ``A_tok``: activation bytes per token; with gradient checkpointing the bf16 input of every
   decoder layer plus twice the working set of the one layer being recomputed and
-  back-propagated; without, every layer's working set,
+  back-propagated; without, every layer's working set (with LoRA dropout > 0 it also holds
+  each wrapped linear's dropout mask, 1 B per input element, for the backward),
 * ``loss_tok``: TRL >= 1.7's chunked NLL keeps only hidden-size buffers per token; a full loss
   materialises the logits (2 B), their fp32 copy (4 B) and fp32 gradient (4 B) per vocab entry,
 * ``frag``: allocator fragmentation of the static part (2.5 %, from reserved - allocated on
@@ -22,12 +23,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gacost.advisor.time_model import QLORA_BYTES_PER_PARAM, TrainSetup, trainable_params
+from gacost.advisor.time_model import (
+    QLORA_BYTES_PER_PARAM,
+    TrainSetup,
+    lora_input_widths,
+    trainable_params,
+)
 from gacost.base.records import GIB, ModelArch
 
 CUDA_CONTEXT_GIB = 0.5
 FRAGMENTATION = 0.025
 TRAINABLE_BYTES_LORA = 16.0  # fp32 param + grad + Adam m, v
+# LoRA dropout > 0: CUDA's native_dropout saves a bool mask (1 B per element of the wrapped
+# linear's input) for its backward; the adapter's saved input is the dropped one instead of
+# the plain one (same size)
+DROPOUT_MASK_BYTES = 1.0
 DEFAULT_ACTIVATION_SCALE = 1.0
 DEFAULT_SLACK_GIB = 0.25
 
@@ -59,12 +69,15 @@ def layer_working_set_per_token(arch: ModelArch, setup: TrainSetup) -> float:
     """Bytes per token that one decoder layer keeps for its backward (SwiGLU, SDPA attention).
 
     Norm inputs, q/k/v/o inputs and outputs, gate/up/act/down-input of the MLP:
-    ``5h + 2h_q + 2h_kv + 4f`` elements.
+    ``5h + 2h_q + 2h_kv + 4f`` elements; with LoRA dropout > 0 the dropout masks of the
+    wrapped linears' inputs (:data:`DROPOUT_MASK_BYTES` each).
     """
     h, f = arch.hidden_size, arch.intermediate_size
     hq = arch.num_attention_heads * arch.head_dim
     hkv = arch.num_key_value_heads * arch.head_dim
-    return act_bytes(setup) * (5 * h + 2 * hq + 2 * hkv + 4 * f)
+    masks = (DROPOUT_MASK_BYTES * lora_input_widths(arch, setup)
+             if setup.lora_dropout > 0 else 0.0)
+    return act_bytes(setup) * (5 * h + 2 * hq + 2 * hkv + 4 * f) + masks
 
 
 def weight_bytes(arch: ModelArch, setup: TrainSetup) -> float:

@@ -82,7 +82,7 @@ def setup_for(workload: Workload, software: dict[str, str] | None = None) -> Tra
         gradient_checkpointing=workload.gradient_checkpointing,
         chunked_loss=chunked_loss(software or {}),
         liger=workload.liger, torch_compile=workload.torch_compile,
-        prepare_for_kbit=workload.prepare_for_kbit,
+        prepare_for_kbit=workload.prepare_for_kbit, lora_dropout=workload.lora_dropout,
     )
 
 

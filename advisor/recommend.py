@@ -152,7 +152,7 @@ def estimate_job(job: Job, offers: Sequence[Offer],
         method=job.method, lora_r=job.lora.r, lora_targets=job.lora.targets,
         sequence_length=job.sequence_length, precision=job.precision,
         gradient_checkpointing=job.gradient_checkpointing,
-        prepare_for_kbit=workload.prepare_for_kbit,
+        prepare_for_kbit=workload.prepare_for_kbit, lora_dropout=workload.lora_dropout,
     )
     fitted = (predictor.fitted_model([*user_profiles, *references], archs=[arch])
               if user_profiles else predictor.reference_model())

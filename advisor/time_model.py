@@ -79,6 +79,12 @@ OPT_HOST_S_PER_LAYER = 6e-4  # optimizer step + Trainer bookkeeping per layer (p
 ADAM_BYTES_PER_PARAM = 28.0  # AdamW fp32: read param, grad, m, v; write param, m, v
 QLORA_BYTES_PER_PARAM = 0.5 + 4.0 / 64 / 4  # NF4 + double-quantised absmax per 64-block
 DEQUANT_BYTES_PER_PARAM = 4.0  # bf16 tile written and read back per pass (QLoRA)
+# LoRA dropout > 0, per element of a wrapped linear's input and pass: PEFT casts the input to
+# the adapter's dtype (fp32) before nn.Dropout; the fused forward kernel reads it (4 B) and
+# writes the output (4 B) and a bool mask (1 B); the backward kernel reads the output's
+# gradient (4 B) and the mask (1 B) and writes the input's gradient (4 B). Counted bytes,
+# not fitted.
+DROPOUT_BYTES_PER_INPUT = 4.0 + 4.0 + 1.0
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,7 @@ class TrainSetup:
     """The job facts the models need, free of the job schema.
 
     ``chunked_loss``: the loss never materialises full fp32 logits (TRL >= 1.7 default).
+    ``lora_dropout``: PEFT's dropout probability on the adapters' input (0: an identity).
     """
 
     method: str
@@ -98,6 +105,7 @@ class TrainSetup:
     liger: bool = False
     torch_compile: bool = False
     prepare_for_kbit: bool = False
+    lora_dropout: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -210,9 +218,22 @@ def activation_bytes_per_token(arch: ModelArch, setup: TrainSetup) -> float:
     total = arch.num_hidden_layers * passes * per_layer + ACT_BYTES_VOCAB * arch.vocab_size
     if setup.method == "qlora":
         total *= PREPARE_KBIT_OTHER_FACTOR if setup.prepare_for_kbit else QLORA_OTHER_FACTOR
-    if setup.torch_compile:  # compiled graphs fuse Liger's work too
-        return total * COMPILE_OTHER_FACTOR
-    return total * (LIGER_OTHER_FACTOR if setup.liger else 1.0)
+    if not setup.torch_compile:  # Liger fuses norms, SwiGLU and the loss, not the dropout
+        total *= LIGER_OTHER_FACTOR if setup.liger else 1.0
+    total += dropout_bytes_per_token(arch, setup)
+    # compiled graphs fuse Liger's work and the dropout too
+    return total * (COMPILE_OTHER_FACTOR if setup.torch_compile else 1.0)
+
+
+def dropout_bytes_per_token(arch: ModelArch, setup: TrainSetup) -> float:
+    """Memory-bound bytes LoRA dropout > 0 moves per token of one micro-step: per wrapped
+    linear's input element and pass :data:`DROPOUT_BYTES_PER_INPUT` (forward, recompute
+    under GC, backward; the few first-layer backwards it skips without GC are ignored)."""
+    if setup.lora_dropout <= 0 or setup.method == "full":
+        return 0.0
+    passes = 3 if setup.gradient_checkpointing else 2
+    return (arch.num_hidden_layers * passes * DROPOUT_BYTES_PER_INPUT
+            * lora_input_widths(arch, setup))
 
 
 def lora_input_widths(arch: ModelArch, setup: TrainSetup) -> int:

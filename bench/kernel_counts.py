@@ -98,17 +98,29 @@ def derive_structure(path: Path = CPU_COUNTS) -> dict[str, kc.FamilyStructure]:
     """The CPU structure table from the committed CPU counts (see the module's comment)."""
     doc = json.loads(path.read_text())
     table: dict[tuple[str, str, str, bool, int], float] = {}
+    dropped: dict[tuple[str, str, str, bool, int], float] = {}  # LoRA dropout > 0
     for r in doc["rows"]:
         if r["micro_batch"] == 1 and r["grad_accum"] == 1:
             key = (r["model_type"], r["precision"], r["targets"], r["gradient_checkpointing"],
                    r["layers"])
-            table[key] = r["launching_ops_per_microstep"]
+            into = dropped if r.get("lora_dropout", 0.0) > 0 else table
+            into[key] = r["launching_ops_per_microstep"]
 
     def per_layer(mt: str, prec: str, t: str, gc: bool) -> float:
         return (table[(mt, prec, t, gc, 4)] - table[(mt, prec, t, gc, 2)]) / 2
 
     def per_model(mt: str, prec: str, t: str, gc: bool) -> float:
         return table[(mt, prec, t, gc, 2)] - 2 * per_layer(mt, prec, t, gc)
+
+    def dropout_per_linear(mt: str, prec: str, gc: bool, linears: int) -> float:
+        """What dropout adds per wrapped linear: the all-linear per-layer difference."""
+        if (mt, prec, "all-linear", gc, 4) not in dropped:  # not counted: Qwen3's
+            mt, linears = "qwen3", len(kc.LINEAR_NAMES)
+            if (mt, prec, "all-linear", gc, 4) not in dropped:
+                return 0.0
+        with_dropout = (dropped[(mt, prec, "all-linear", gc, 4)]
+                        - dropped[(mt, prec, "all-linear", gc, 2)]) / 2
+        return (with_dropout - per_layer(mt, prec, "all-linear", gc)) / linears
 
     def lora_counts(mt: str, prec: str, linears: int) -> kc.OperatorCounts:
         vals = []
@@ -121,7 +133,9 @@ def derive_structure(path: Path = CPU_COUNTS) -> dict[str, kc.FamilyStructure]:
                         - per_layer("llama", prec, "attention", gc)) / 3
             vals.append((full - linears * lora, lora, per_model(mt, prec, "all-linear", gc)))
         (lg, dg, mg), (ln, dn, mn) = vals
-        return kc.OperatorCounts(lg, ln, dg, dn, mg, mn)
+        return kc.OperatorCounts(lg, ln, dg, dn, mg, mn,
+                                 dropout_per_linear(mt, prec, True, linears),
+                                 dropout_per_linear(mt, prec, False, linears))
 
     out = {}
     for fam in ("llama", "qwen3", "gemma2", "phi3"):

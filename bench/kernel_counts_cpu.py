@@ -122,7 +122,8 @@ def count_ops(prof, n_micro: int) -> dict:
 
 
 def run_one(model_cfg: Path, layers: int, targets: str, gc: bool, m: int, k: int, seq: int,
-            rank: int, attn: str = "sdpa", precision: str = "bf16") -> dict:
+            rank: int, attn: str = "sdpa", precision: str = "bf16",
+            dropout: float = 0.0) -> dict:
     import torch
     from datasets import Dataset
     from peft import LoraConfig
@@ -200,7 +201,7 @@ def run_one(model_cfg: Path, layers: int, targets: str, gc: bool, m: int, k: int
             use_cpu=True,
         )
         peft_cfg = LoraConfig(
-            r=rank, lora_alpha=2 * rank, lora_dropout=0.0, bias="none", task_type="CAUSAL_LM",
+            r=rank, lora_alpha=2 * rank, lora_dropout=dropout, bias="none", task_type="CAUSAL_LM",
             target_modules="all-linear" if targets == "all-linear"
             else ["q_proj", "k_proj", "v_proj", "o_proj"],
         )
@@ -222,39 +223,51 @@ def run_one(model_cfg: Path, layers: int, targets: str, gc: bool, m: int, k: int
         "targets": targets, "gradient_checkpointing": gc, "micro_batch": m, "grad_accum": k,
         "seq": seq, "rank": rank, "lora_modules": n_modules,
         "attn_implementation": model.config._attn_implementation,
-        "precision": precision,
+        "precision": precision, "lora_dropout": dropout,
         "note": note,
     })
     return res
 
 
+DROPOUT = 0.05  # TRL's default lora_dropout; any p in (0, 1) runs the same operators
 FAMILIES = ("Qwen--Qwen3-1.7B", "meta-llama--Llama-3.2-1B", "google--gemma-2-2b")
 GRID = [
     # model config, layers, targets ("full": no adapter, every weight trained), gc, m, k,
-    # precision (bf16 autocast, or fp32 weights without autocast)
-    (c, n, t, g, 1, 1, p)
+    # precision (bf16 autocast, or fp32 weights without autocast), LoRA dropout
+    (c, n, t, g, 1, 1, p, 0.0)
     for p in ("bf16", "fp32")
     for c in FAMILIES
     for n in (2, 4)
     for t in ("all-linear", "attention")
     for g in (True, False)
 ] + [
-    (c, n, "full", g, 1, 1, "bf16")
+    (c, n, "full", g, 1, 1, "bf16", 0.0)
     for c in FAMILIES + ("microsoft--Phi-3-mini-4k-instruct",)
     for n in (2, 4)
     for g in (True, False)
 ] + [
-    ("Qwen--Qwen3-1.7B", 2, "all-linear", True, 2, 1, "bf16"),
-    ("Qwen--Qwen3-1.7B", 2, "all-linear", True, 1, 2, "bf16"),
-    ("Qwen--Qwen3-1.7B", 2, "all-linear", True, 1, 4, "bf16"),
-    ("Qwen--Qwen3-1.7B", 2, "full", True, 1, 2, "bf16"),
-    ("Qwen--Qwen2.5-0.5B", 2, "all-linear", True, 1, 1, "bf16"),
-    ("Qwen--Qwen2.5-0.5B", 4, "all-linear", True, 1, 1, "bf16"),
-    ("mistralai--Mistral-7B-v0.3", 2, "all-linear", True, 1, 1, "bf16"),
-    ("mistralai--Mistral-7B-v0.3", 4, "all-linear", True, 1, 1, "bf16"),
+    ("Qwen--Qwen3-1.7B", 2, "all-linear", True, 2, 1, "bf16", 0.0),
+    ("Qwen--Qwen3-1.7B", 2, "all-linear", True, 1, 2, "bf16", 0.0),
+    ("Qwen--Qwen3-1.7B", 2, "all-linear", True, 1, 4, "bf16", 0.0),
+    ("Qwen--Qwen3-1.7B", 2, "full", True, 1, 2, "bf16", 0.0),
+    ("Qwen--Qwen2.5-0.5B", 2, "all-linear", True, 1, 1, "bf16", 0.0),
+    ("Qwen--Qwen2.5-0.5B", 4, "all-linear", True, 1, 1, "bf16", 0.0),
+    ("mistralai--Mistral-7B-v0.3", 2, "all-linear", True, 1, 1, "bf16", 0.0),
+    ("mistralai--Mistral-7B-v0.3", 4, "all-linear", True, 1, 1, "bf16", 0.0),
 ] + [
-    ("microsoft--Phi-3-mini-4k-instruct", n, "all-linear", g, 1, 1, p)
+    ("microsoft--Phi-3-mini-4k-instruct", n, "all-linear", g, 1, 1, p, 0.0)
     for p in ("bf16", "fp32")
+    for g in (True, False)
+    for n in (2, 4)
+] + [
+    # LoRA dropout > 0: PEFT's nn.Dropout on the input of every wrapped linear (issue 19)
+    (c, n, t, g, 1, 1, p, DROPOUT)
+    for c, p in [(f, "bf16") for f in FAMILIES] + [("Qwen--Qwen3-1.7B", "fp32")]
+    for n in (2, 4)
+    for t in ("all-linear", "attention")
+    for g in (True, False)
+] + [
+    ("microsoft--Phi-3-mini-4k-instruct", n, "all-linear", g, 1, 1, "bf16", DROPOUT)
     for g in (True, False)
     for n in (2, 4)
 ]
@@ -275,14 +288,15 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     rows = []
     t0 = time.time()
-    for cfg_name, layers, targets, gc, m, k, precision in GRID:
+    for cfg_name, layers, targets, gc, m, k, precision, dropout in GRID:
         if a.only and a.only not in cfg_name:
             continue
         path = ROOT / "data" / "models" / f"{cfg_name}.json"
-        r = run_one(path, layers, targets, gc, m, k, a.seq, a.rank, precision=precision)
+        r = run_one(path, layers, targets, gc, m, k, a.seq, a.rank, precision=precision,
+                    dropout=dropout)
         rows.append(r)
         print(f"{cfg_name:28s} L={layers} {targets:10s} gc={int(gc)} {m}x{k} {precision} "
-              f"{r['attn_implementation']}: "
+              f"dropout={dropout:g} {r['attn_implementation']}: "
               f"{r['launching_ops_per_microstep']:.0f} ops, {r['mm_ops_per_microstep']:.0f} mm, "
               f"{r['lora_modules']} LoRA modules", flush=True)
     if a.out:

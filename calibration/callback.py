@@ -197,6 +197,8 @@ class GacostCallback(TrainerCallback):
             "method": method,
             "lora_r": int(getattr(lora, "r", 0)) if lora is not None else 0,
             "lora_alpha": float(getattr(lora, "lora_alpha", 0)) if lora is not None else 0.0,
+            "lora_dropout": float(getattr(lora, "lora_dropout", 0) or 0)
+            if lora is not None else 0.0,
             "target_modules": record.targets_label(getattr(lora, "target_modules", None))
             if lora is not None
             else "",
@@ -239,6 +241,7 @@ class GacostCallback(TrainerCallback):
             torch_compile=f["torch_compile"],
             liger=f["use_liger_kernel"],
             prepare_for_kbit=False,  # not visible from the trainer: the default recipe
+            lora_dropout=f["lora_dropout"],
         )
         env = self._env
         assert env is not None

@@ -109,5 +109,5 @@ def test_workload_fields_are_the_ones_the_callback_fills() -> None:
     assert [f for f in Workload.__dataclass_fields__] == [
         "model", "method", "lora_r", "lora_alpha", "target_modules", "sequence_length",
         "precision", "gradient_checkpointing", "effective_batch", "torch_compile", "liger",
-        "prepare_for_kbit",
+        "prepare_for_kbit", "lora_dropout",
     ]

@@ -348,6 +348,7 @@ class Job(_Strict):
             torch_compile=self.torch_compile is True,
             liger=self.liger is True,
             prepare_for_kbit=self.method == "qlora" and self.qlora.prepare_for_kbit,
+            lora_dropout=self.lora.dropout if self.method != "full" else 0.0,
         )
 
 

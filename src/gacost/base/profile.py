@@ -32,7 +32,9 @@ SplitStatus = Literal["ok", "oom", "dropped", "skipped", "error"]
 STATUSES = ("ok", "oom", "dropped", "skipped", "error")
 TIMED = ("ok", "dropped")  # statuses that carry a measured seconds_per_update
 # Machinery options of a workload (they change time and memory), with their defaults.
-WORKLOAD_OPTION_DEFAULTS = {"torch_compile": False, "liger": False, "prepare_for_kbit": False}
+WORKLOAD_OPTION_DEFAULTS: dict[str, bool | float] = {
+    "torch_compile": False, "liger": False, "prepare_for_kbit": False, "lora_dropout": 0.0,
+}
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class Workload:
     torch_compile: bool = False
     liger: bool = False
     prepare_for_kbit: bool = False
+    lora_dropout: float = 0.0  # PEFT's dropout on the adapters' input (profiles before: 0)
 
     def fingerprint(self) -> str:
         """Short hash of the fields that must match for a profile to apply (not the batch).
@@ -385,8 +388,18 @@ def _workload(wl: Any) -> Workload:
         gradient_checkpointing=_flag(get("gradient_checkpointing"),
                                      "workload.gradient_checkpointing"),
         effective_batch=_integer(get("effective_batch"), "workload.effective_batch", 1, 65_536),
-        **{k: _flag(wl.get(k, False), f"workload.{k}") for k in WORKLOAD_OPTION_DEFAULTS},
+        **{k: _flag(wl.get(k, False), f"workload.{k}")
+           for k, v in WORKLOAD_OPTION_DEFAULTS.items() if isinstance(v, bool)},
+        lora_dropout=_dropout(wl.get("lora_dropout", 0.0)),
     )
+
+
+def _dropout(v: Any) -> float:
+    """``workload.lora_dropout``: a number >= 0 and < 1 (absent in older profiles: 0)."""
+    value = _number(v, "workload.lora_dropout", 0.0, 1.0, False) or 0.0
+    if value >= 1.0:
+        raise _Bad(f"workload.lora_dropout must be a number >= 0 and < 1, got {clip(v)}")
+    return value
 
 
 def profile_from_dict(d: dict[str, Any], origin: str = "profile") -> Profile:
