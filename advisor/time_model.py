@@ -85,6 +85,14 @@ DEQUANT_BYTES_PER_PARAM = 4.0  # bf16 tile written and read back per pass (QLoRA
 # gradient (4 B) and the mask (1 B) and writes the input's gradient (4 B). Counted bytes,
 # not fitted.
 DROPOUT_BYTES_PER_INPUT = 4.0 + 4.0 + 1.0
+# LoRA dropout > 0 costs the host about three average launches per dropout kernel (PEFT's
+# nn.Dropout module call, the autograd node, the output and mask allocations; not one fused
+# launch): derived from two measured pairs on the H200 host, own process, dropout 0 -> 0.05,
+# shared/research/measurements-2026-12-03.md section 2: Qwen3-1.7B GC 1x4 +0.235 s/update
+# over 588 dropout kernels per micro-step x 4 = 100 us each; Qwen3-0.6B no GC 1x8 +0.312 s
+# over 389 x 8 = 100 us each; against 34 us per average launch on that host: 2.9. Checked
+# against a third pair (bench/RESULTS.md, 2026-12-03 calibrate traces at 4x1: 87 us, 2.5).
+DROPOUT_HOST_LAUNCHES = 3.0
 
 
 @dataclass(frozen=True)
@@ -122,6 +130,8 @@ class WorkCosts:
     hidden: int = 0
     act_bytes_per_token: float = 0.0
     launches: tuple[float, ...] = ()  # per micro-step at LAUNCH_GRID micro-batches
+    # host launch-equivalents per micro-step beyond the kernels (LoRA dropout's Python cost)
+    extra_host_launches: float = 0.0
 
     def launches_at(self, m: int) -> float:
         """Kernels launched per micro-step of ``m`` sequences (log-linear between grid points)."""
@@ -279,6 +289,9 @@ def work_costs(arch: ModelArch, setup: TrainSetup) -> WorkCosts:
         hidden=arch.hidden_size,
         act_bytes_per_token=activation_bytes_per_token(arch, setup),
         launches=launches,
+        extra_host_launches=0.0 if setup.torch_compile else (
+            (DROPOUT_HOST_LAUNCHES - 1.0)
+            * kernel_counts.dropout_kernels_per_microstep(arch, setup)),
     )
 
 
@@ -316,7 +329,8 @@ def micro_step(costs: WorkCosts, rates: GpuRates, params: TimeParams, m: int) ->
     eta = params.efficiency * (shape / (shape + w0) if costs.hidden else 1.0)
     stream = rates.stream_bandwidth or rates.bandwidth * STREAM_FRACTION
     return MicroStep(
-        host=params.host_s_per_launch * launches * costs.host_launch_factor,
+        host=(params.host_s_per_launch * (launches + costs.extra_host_launches)
+              * costs.host_launch_factor),
         traffic=costs.weight_bytes / rates.bandwidth + costs.act_bytes_per_token * tokens / stream,
         compute=costs.flops_per_token * tokens / (rates.flops * eta),
         fixed=launches * params.gpu_s_per_launch,
