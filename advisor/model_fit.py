@@ -28,7 +28,11 @@ Vec = npt.NDArray[np.float64]
 Z90 = 1.6448536269514722  # two-sided 90 % band
 TIME_NOISE = 0.05  # log sd of a median s/update without a CI (published, unknown protocol)
 NOISE_GPU = 0.015  # run-to-run log sd of a GPU-bound split (H200 repeats: 0.2-2 %)
-NOISE_HOST = 0.085  # extra run-to-run log sd of a host-bound split (H200 repeats: 5-10 %)
+# extra run-to-run log sd of a host-bound split: the same split on the same GPU kind moves
+# with the host (CPU, VM neighbours, the day). Pooled within-group log sd of 7 host-bound
+# splits measured 2-3 times each on the lent H200 across hours and days (12 df: 0.142;
+# bench/MODEL.md "Host spread"); it was 0.085 from repeats within one hour.
+NOISE_HOST = 0.14
 # log sd of the time model's structural error on a workload it was not fitted to: the smallest
 # value whose 90 % bands hold 90 % of the held-out H200 splits (bench/model_v2.py, MODEL.md)
 MODEL_SD = 0.06
@@ -427,6 +431,17 @@ def fit_time(
                        zip(fitted.names, fitted.priors, fitted.result.x, strict=True)})
     assert fitted is not None
     return TimeFit(fitted)
+
+
+def anchored_priors(reference: TimeFit) -> dict[str, Prior]:
+    """The global parameters of ``reference`` as priors (centre: the fitted value; sd: its
+    posterior sd), to hold them while a user's profiles fit only their own GPUs' terms."""
+    mean, cov, pri = reference.fit.distribution(TIME_GLOBALS)
+    return {
+        name: Prior(p.value(float(x)), max(math.sqrt(max(float(cov[i, i]), 0.0)), 1e-6), p.log,
+                    why=f"fitted on the shipped reference profiles ({p.why})")
+        for i, (name, p, x) in enumerate(zip(TIME_GLOBALS, pri, mean, strict=True))
+    }
 
 
 # --- memory --------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from gacost.advisor import memory_model, time_model
 from gacost.advisor.memory_model import CUDA_CONTEXT_GIB
 from gacost.advisor.model_fit import (
     NOISE_GPU,
+    TIME_GLOBALS,
     TIME_NOISE,
     Z90,
     Band,
@@ -32,6 +33,7 @@ from gacost.advisor.model_fit import (
     TimeFit,
     TimeObservation,
     TimeQuery,
+    anchored_priors,
     fit_memory,
     fit_time,
     fit_to_dict,
@@ -284,15 +286,19 @@ def _cache_key(profiles: Sequence[Profile], archs: Sequence[ModelArch] = ()) -> 
 
 
 def fitted_model(
-    profiles: Sequence[Profile], archs: Sequence[ModelArch] = ()
+    profiles: Sequence[Profile], archs: Sequence[ModelArch] = (),
+    anchor: FittedModel | None = None,
 ) -> FittedModel:
     """Fit both models to ``profiles`` (duplicates dropped), cached per process.
 
     A profile is used when its GPU is in the specs and its model is shipped or in ``archs``.
+    With ``anchor`` (the reference model, when a user's profiles are added) the global time
+    parameters stay at the anchor's fit: a profile then informs only its own GPU's host and
+    device terms, never another GPU's.
     """
     unique = list({_key(p): p for p in profiles}.items())
     extra = {a.name: a for a in archs}
-    cache_key = _cache_key(profiles, archs)
+    cache_key = (_cache_key(profiles, archs), anchor is not None)
     hit = _CACHE.get(cache_key)
     if hit is not None:
         return hit
@@ -311,7 +317,9 @@ def fitted_model(
         times += t
         mems += m
         used.append(what)
-    model = FittedModel(fit_time(times), fit_memory(mems), tuple(used), tuple(unused))
+    time_fit = (fit_time(times) if anchor is None else
+                fit_time(times, priors=anchored_priors(anchor.time), fixed=TIME_GLOBALS))
+    model = FittedModel(time_fit, fit_memory(mems), tuple(used), tuple(unused))
     _CACHE[cache_key] = model
     return model
 

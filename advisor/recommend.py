@@ -144,7 +144,8 @@ def estimate_job(job: Job, offers: Sequence[Offer],
     user_ids = {id(p) for p in user_profiles}
     for p, why in other:
         if id(p) in user_ids:
-            notes.append(f"profile for {p.gpu} ignored: another workload ({why})")
+            notes.append(f"profile for {p.gpu} of another workload ({why}): it informs "
+                         f"{p.gpu}'s host and device terms only, no measured time here")
     for p in matched:
         if id(p) in user_ids and p.gpu not in gpu_names:
             notes.append(f"profile for {p.gpu} unused: {p.gpu} is not among the job's gpus")
@@ -154,7 +155,8 @@ def estimate_job(job: Job, offers: Sequence[Offer],
         gradient_checkpointing=job.gradient_checkpointing,
         prepare_for_kbit=workload.prepare_for_kbit, lora_dropout=workload.lora_dropout,
     )
-    fitted = (predictor.fitted_model([*user_profiles, *references], archs=[arch])
+    fitted = (predictor.fitted_model([*user_profiles, *references], archs=[arch],
+                                     anchor=predictor.reference_model())
               if user_profiles else predictor.reference_model())
     worlds = job.world_sizes()
     estimates: list[SplitEstimate] = []

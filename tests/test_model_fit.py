@@ -220,3 +220,27 @@ def test_a_host_bound_prediction_says_the_host_decides_it() -> None:
     t4 = job.model_copy(update={"gpus": ["T4"], "precision": "fp16"})
     t4_offers = [Offer("test", "r1", "t4-box", "T4", 1, 16, 4, 16, 0.3, None, "test", "2026-01")]
     assert not any("host's CPU" in a for a in recommend(t4, t4_offers).advice)
+
+
+def test_a_profile_moves_only_its_own_gpus_host() -> None:
+    """A user's profile of another workload on the L4, its times x10 (issue 19's case: it
+    moved the global host base 28 -> 60 us and an L40S prediction 0.53 -> 0.76 s): now the
+    L4's terms move, no other GPU's."""
+    from dataclasses import replace
+
+    job = load_job(Path(__file__).parent.parent / "examples" / "qwen3-1.7b-lora.yaml")
+    job = job.model_copy(update={"gpus": ["L4", "L40S", "H100-SXM"]})
+    offers = [Offer("test", "r1", f"{g}-box", g, 1, 80, 8, 64, 1.0, None, "test", "2026-01")
+              for g in ("L4", "L40S", "H100-SXM")]
+    other = next(p for p in predictor.reference_profiles()
+                 if p.gpu == "H200-SXM" and "Qwen3-0.6B" in p.workload.model)
+    slow = replace(other, gpu="L4", splits=tuple(
+        replace(s, seconds_per_update=s.seconds_per_update * 10 if s.seconds_per_update else None)
+        for s in other.splits))
+    alone = recommend(job, offers).best
+    informed = recommend(job, offers, [slow])
+    for gpu in ("L40S", "H100-SXM"):
+        assert informed.best[gpu].seconds_per_update == pytest.approx(
+            alone[gpu].seconds_per_update, rel=1e-6)
+    assert informed.best["L4"].seconds_per_update > 1.5 * alone["L4"].seconds_per_update
+    assert any("informs L4's host and device terms only" in n for n in informed.notes)
