@@ -14,7 +14,7 @@ from typing import Literal
 
 from gacost.advisor import predictor, time_model
 from gacost.advisor.model_fit import TIME_NOISE, Z90
-from gacost.base.profile import TIMED, Profile, SplitResult, Workload
+from gacost.base.profile import RECORDED_SOURCE, TIMED, Profile, SplitResult, Workload
 from gacost.base.records import GpuSpec, ModelArch
 
 Source = Literal["measured", "predicted"]
@@ -120,7 +120,8 @@ def estimate_splits(
         if setup.precision == "bf16" and not gpu.bf16_supported:
             skipped.append(SkippedGpu(gpu.name, "no bf16 support (use precision: fp16)"))
             continue
-        measured = [p for p in profiles if p.gpu == gpu.name and p.gpu_count == world]
+        measured = sorted((p for p in profiles if p.gpu == gpu.name and p.gpu_count == world),
+                          key=recorded_first)
         usable = gpu.memory_gib * (1.0 - vram_margin)
         if not measured and time_model.gpu_rates(gpu, precision) is None:
             skipped.append(SkippedGpu(gpu.name, "no tensor rate in the GPU specs; calibrate it"))
@@ -130,6 +131,13 @@ def estimate_splits(
             for m, k in splits
         )
     return out, skipped
+
+
+def recorded_first(profile: Profile) -> int:
+    """Sort key: a recorded run of the user's own training (GacostCallback: within 0.6% of
+    the script's own timer on the H200) before a calibration or a published table; ties keep
+    their order (the user's profiles before the shipped ones)."""
+    return 0 if RECORDED_SOURCE in profile.source else 1
 
 
 def _measured_band(r: SplitResult) -> tuple[float, float]:

@@ -7,6 +7,7 @@ import platform
 import subprocess
 from dataclasses import dataclass, field
 from importlib import metadata
+from pathlib import Path
 
 import torch
 
@@ -36,6 +37,31 @@ def _cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+DMI = "/sys/class/dmi/id"
+
+
+def machine_facts(dmi: str = DMI, cpuinfo: str = "/proc/cpuinfo") -> dict[str, str]:
+    """What can be told of the machine beyond its CPU model: the system vendor and product
+    from DMI (a cloud's VM names its provider: ``Amazon EC2``, ``Google Compute Engine``,
+    ``Microsoft Corporation``/``Virtual Machine``, ``QEMU``...), and whether the CPU runs
+    under a hypervisor. The host term of the model belongs to such a machine."""
+    facts: dict[str, str] = {}
+    for key, name in (("system_vendor", "sys_vendor"), ("system_product", "product_name")):
+        try:
+            value = Path(dmi, name).read_text(encoding="utf-8").strip()
+        except OSError:
+            continue
+        if value:
+            facts[key] = value[:80]
+    try:
+        with open(cpuinfo, encoding="utf-8") as f:
+            flags = next((ln for ln in f if ln.startswith("flags")), "")
+        facts["hypervisor"] = "yes" if " hypervisor" in flags else "no"
+    except OSError:
+        pass
+    return facts
 
 
 def _driver() -> str:
@@ -68,6 +94,7 @@ def describe(device: torch.device) -> Environment:
         "cpu": _cpu_model(),
         "cpu_count": str(os.cpu_count() or 0),
         "platform": platform.platform(),
+        **machine_facts(),
     }
     if device.type == "cuda":
         props = torch.cuda.get_device_properties(device)

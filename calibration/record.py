@@ -16,10 +16,10 @@ from typing import Any
 from gacost.base import models
 from gacost.base.errors import CalibrationError, DataError
 from gacost.base.job import LINEAR_MODULES
-from gacost.base.profile import Profile, SplitResult, read_profile
+from gacost.base.profile import RECORDED_SOURCE, Profile, SplitResult, read_profile
 from gacost.calibration import stats
 
-SOURCE = "recorded run (GacostCallback)"
+SOURCE = RECORDED_SOURCE
 WHO = "GacostCallback"
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gacost.base.errors import CalibrationError
@@ -116,3 +118,14 @@ def test_the_estimate_is_the_median_and_bursts_are_counted_not_hidden() -> None:
     longer = quiet + [0.45] * 9
     assert stats.slow_outliers(longer) == 0 and stats.estimate(longer) > 0.37
     assert stats.slow_outliers([0.5, 9.0, 0.4]) == 0  # below 4 values: none counted
+
+def test_machine_facts_name_the_vm_and_the_hypervisor(tmp_path: Path) -> None:
+    from gacost.calibration.env import machine_facts
+
+    (tmp_path / "sys_vendor").write_text("Amazon EC2\n")
+    (tmp_path / "product_name").write_text("g6.xlarge\n")
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu vme hypervisor lahf_lm\n")
+    assert machine_facts(str(tmp_path), str(cpuinfo)) == {
+        "system_vendor": "Amazon EC2", "system_product": "g6.xlarge", "hypervisor": "yes"}
+    assert machine_facts(str(tmp_path / "none"), str(tmp_path / "none")) == {}

@@ -244,3 +244,23 @@ def test_a_profile_moves_only_its_own_gpus_host() -> None:
             alone[gpu].seconds_per_update, rel=1e-6)
     assert informed.best["L4"].seconds_per_update > 1.5 * alone["L4"].seconds_per_update
     assert any("informs L4's host and device terms only" in n for n in informed.notes)
+
+
+def test_a_recorded_run_wins_over_a_calibration_of_the_same_workload() -> None:
+    """GacostCallback timed the user's own run within 0.6% of its script's timer; a
+    calibration of the same workload and GPU read 10-31% off: the recorded run wins, in
+    either order."""
+    from dataclasses import replace
+
+    from gacost.base.profile import RECORDED_SOURCE
+
+    t4 = next(p for p in predictor.reference_profiles() if p.gpu == "T4")
+    recorded = replace(t4, source=RECORDED_SOURCE, splits=tuple(
+        replace(s, seconds_per_update=s.seconds_per_update * 1.3 if s.seconds_per_update
+                else None) for s in t4.splits))
+    arch = _arch("Qwen/Qwen3-1.7B")
+    for order in ([t4, recorded], [recorded, t4]):
+        rows, _ = estimate_splits(arch, _setup(512), [SPECS["T4"]], [(4, 1)], order, 0.1)
+        (row,) = rows
+        assert row.seconds_per_update == recorded.split(4, 1).seconds_per_update
+        assert RECORDED_SOURCE in row.basis

@@ -31,6 +31,7 @@ READABLE_VERSIONS = (1, 2, 3)
 SplitStatus = Literal["ok", "oom", "dropped", "skipped", "error"]
 STATUSES = ("ok", "oom", "dropped", "skipped", "error")
 TIMED = ("ok", "dropped")  # statuses that carry a measured seconds_per_update
+RECORDED_SOURCE = "recorded run (GacostCallback)"  # a profile of the user's own run
 # Machinery options of a workload (they change time and memory), with their defaults.
 WORKLOAD_OPTION_DEFAULTS: dict[str, bool | float] = {
     "torch_compile": False, "liger": False, "prepare_for_kbit": False, "lora_dropout": 0.0,
