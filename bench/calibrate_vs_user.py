@@ -95,15 +95,19 @@ def main() -> None:
             job, splits = spec.split(":")
             user: list[dict[str, object]] = []
             cals: list[dict[str, object]] = []
+            entry: dict[str, object] = {"job": job, "user": user, "calibrate": cals}
+            report["workloads"].append(entry)  # type: ignore[union-attr]
             for round_ in range(a.rounds):
-                user += [{**user_split(job, s, a.warmup, a.updates), "round": round_}
-                         for s in splits.split(",")]
+                for s in splits.split(","):
+                    user.append({**user_split(job, s, a.warmup, a.updates), "round": round_})
+                    print(f"  user {s}: {user[-1].get('median_s')}", flush=True)
+                    Path(a.out).write_text(json.dumps(report, indent=1))  # kept if killed
                 for variant in variants:
                     cal = calibrate(job, splits, Path(tmp), variant.split())
                     cals.append({**cal, "variant": variant or "default", "round": round_})
+                    Path(a.out).write_text(json.dumps(report, indent=1))
             rows = compare(user, cals)
-            report["workloads"].append(  # type: ignore[union-attr]
-                {"job": job, "user": user, "calibrate": cals, "rows": rows})
+            entry["rows"] = rows
             for r in rows:
                 err = f"{r['error']:+.1%}" if r["error"] is not None else "n/a"
                 print(f"{Path(job).stem:34s} {r['variant']:10s} r{r['round']} {r['split']:>5s} "
