@@ -75,9 +75,12 @@ def layer_working_set_per_token(arch: ModelArch, setup: TrainSetup) -> float:
     h, f = arch.hidden_size, arch.intermediate_size
     hq = arch.num_attention_heads * arch.head_dim
     hkv = arch.num_key_value_heads * arch.head_dim
-    masks = (DROPOUT_MASK_BYTES * lora_input_widths(arch, setup)
-             if setup.lora_dropout > 0 else 0.0)
-    return act_bytes(setup) * (5 * h + 2 * hq + 2 * hkv + 4 * f) + masks
+    widths = lora_input_widths(arch, setup)
+    masks = DROPOUT_MASK_BYTES * widths if setup.lora_dropout > 0 else 0.0
+    # each adapter's A matmul saves its own copy of its input (PEFT casts the input to the
+    # adapter's dtype per wrapped linear; autocast saves the compute-dtype copy), one per
+    # wrapped linear even where q, k and v share the layer's input
+    return act_bytes(setup) * (5 * h + 2 * hq + 2 * hkv + 4 * f + widths) + masks
 
 
 def weight_bytes(arch: ModelArch, setup: TrainSetup) -> float:
