@@ -13,6 +13,7 @@ from tabulate import tabulate
 from gacost.base import models
 from gacost.base.errors import CalibrationError, DataError
 from gacost.base.inputfile import clip
+from gacost.base.interrupts import deferred_interrupt
 from gacost.base.job import Job
 from gacost.base.profile import Profile, SplitTrace, read_profile
 from gacost.commands.inputs import add_job_flags, load_job_args, trl_notes
@@ -179,7 +180,8 @@ def run(args: argparse.Namespace) -> str:
         nproc=nproc,
     )
     try:
-        from gacost.calibration.run import calibrate
+        with deferred_interrupt():  # Ctrl-C inside torch's import would abort or be lost
+            from gacost.calibration.run import calibrate
     except ImportError as exc:
         raise CalibrationError(f"{INSTALL_HINT} ({exc.name} is missing)") from None
     profile, out = calibrate(req)
