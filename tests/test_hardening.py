@@ -272,6 +272,31 @@ def test_calibrate_never_overwrites_another_file_without_force(tmp_path: Path) -
     assert code == 1 and "holds a profile of another workload" in err and "--force" in err
 
 
+def test_calibrate_checks_its_default_path_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without --out the default ``<gpu>--<model>--<id>.json`` gets --out's check (on the
+    CPU before torch is imported)."""
+    from gacost.calibration.request import default_out
+
+    job_file = tmp_path / "job.yaml"
+    job_file.write_text(EXAMPLE.read_text().replace("precision: fp16", "precision: bf16"))
+    job = parse_job(yaml.safe_load(job_file.read_text()))
+    monkeypatch.chdir(tmp_path)
+    default = tmp_path / default_out("CPU", "Qwen/Qwen3-1.7B", job.workload().fingerprint())
+    default.write_text("important: true\n")
+    code, _, err = run("calibrate", "--job", str(job_file), "--device", "cpu")
+    assert code == 1 and err.strip().splitlines()[-1] == (
+        f"error: {default.name} (the default --out) exists and is not a gacost profile; pass "
+        "another --out, or pass --force to overwrite it")
+    assert default.read_text() == "important: true\n"
+    profile = json.loads(T4.read_text())
+    profile["workload"]["sequence_length"] = 1024
+    default.write_text(json.dumps(profile))
+    code, _, err = run("calibrate", "--job", str(job_file), "--device", "cpu")
+    assert code == 1 and "(the default --out) holds a profile of another workload" in err
+
+
 def test_an_os_error_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A full disk (ENOSPC) anywhere a command writes is one line, exit 1."""
     import gacost.commands.recommend as command
