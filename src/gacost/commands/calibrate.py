@@ -229,6 +229,9 @@ def check_files(args: argparse.Namespace, job: Job, nproc: int = 1) -> None:
     out: Path | None = args.out
     if out is None and args.device != "cpu":
         return  # named after the GPU: checked once torch has found it
+    if out is not None and (args.force or not out.exists()):
+        check_out(out, job.workload(), args.force)  # a new file: the model is not read
+        return
     model_name = models.load_model_config(job.model)[0]  # a Hub id's config: transformers
     workload = job.workload(model_name)
     if out is None:  # on the CPU the default path is known before torch: the CPU's name
