@@ -1,5 +1,6 @@
 """What a calibration is asked to do: the sweep options and the whole request, as plain
-records (no torch), and their JSON form for the torchrun workers."""
+records (no torch), and their JSON form for the torchrun workers; where the profile goes
+(the default path) and whether an existing file there may be overwritten."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from gacost.base.errors import CalibrationError, GacostError
+from gacost.base.errors import CalibrationError, DataError, GacostError
 from gacost.base.job import Job, parse_job
+from gacost.base.profile import Workload, read_profile
 
 ONE_COMPILED_SPLIT = (
     "torch.compile: one split per process (a second trainer in the same process ran its "
@@ -59,6 +61,7 @@ class CalibrateRequest:
     data: str | None = None
     tokenizer: str | None = None
     nproc: int = 1  # data-parallel processes (GPUs); > 1 re-launches under torchrun
+    force: bool = False  # overwrite the output even if it is not a profile of this workload
 
 
 def request_to_dict(req: CalibrateRequest) -> dict[str, Any]:
@@ -72,6 +75,7 @@ def request_to_dict(req: CalibrateRequest) -> dict[str, Any]:
         "data": req.data,
         "tokenizer": req.tokenizer,
         "nproc": req.nproc,
+        "force": req.force,
     }
 
 
@@ -88,7 +92,42 @@ def request_from_dict(data: dict[str, Any]) -> CalibrateRequest:
         data=data["data"],
         tokenizer=data["tokenizer"],
         nproc=int(data["nproc"]),
+        force=bool(data.get("force", False)),
     )
+
+
+def default_out(gpu: str, model: str, fingerprint: str, world: int = 1) -> Path:
+    """``<gpu>[x<N>]--<model>--<fingerprint>.json`` in the current folder."""
+    short = re.sub(r"[^A-Za-z0-9._-]+", "_", model.split("/")[-1])
+    count = f"x{world}" if world > 1 else ""
+    return Path(f"{gpu}{count}--{short}--{fingerprint[:8]}.json")
+
+
+def check_out(out: Path, workload: Workload, force: bool, default: bool = False) -> None:
+    """The profile may go to ``out``: a new file, or a profile of this workload (any GPU:
+    ``--resume`` checks the GPU); anything else (another workload's profile, a job file,
+    ...) only with ``force``. ``default`` says ``out`` is the default path, not ``--out``."""
+    name = f"{out} (the default --out)" if default else f"--out: {out}"
+    instead = "pass another --out" if default else "choose another --out"
+    if out.is_dir():
+        raise CalibrationError(f"{name} is a folder; give a file name like h200.json")
+    if not out.parent.expanduser().is_dir() and str(out.parent):
+        return  # a new folder: the writer creates it
+    if not out.exists() or force:
+        return
+    try:
+        existing = read_profile(out)
+    except DataError:
+        raise CalibrationError(
+            f"{name} exists and is not a gacost profile; {instead}, or pass --force to "
+            "overwrite it"
+        ) from None
+    if existing.fingerprint != workload.fingerprint():
+        raise CalibrationError(
+            f"{name} holds a profile of another workload ({existing.workload.model}, "
+            f"{existing.workload.method}, sequence_length {existing.workload.sequence_length}"
+            f"); {instead}, or pass --force to overwrite it"
+        )
 
 
 def parse_splits(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 import warnings
 from dataclasses import replace
@@ -16,7 +15,7 @@ from gacost.base.profile import Profile, SplitResult, read_profile
 from gacost.base.records import GIB
 from gacost.calibration import builder, launch, ranks, trace
 from gacost.calibration.env import describe
-from gacost.calibration.request import CalibrateRequest, SweepOptions
+from gacost.calibration.request import CalibrateRequest, SweepOptions, check_out, default_out
 from gacost.calibration.sweep import (
     apply_vram_limit,
     new_profile,
@@ -47,13 +46,6 @@ def pick_device(name: str) -> torch.device:
         raise CalibrationError(f"--device: {exc}") from exc
 
 
-def default_out(gpu: str, model: str, fingerprint: str, world: int = 1) -> Path:
-    """``<gpu>[x<N>]--<model>--<fingerprint>.json`` in the current folder."""
-    short = re.sub(r"[^A-Za-z0-9._-]+", "_", model.split("/")[-1])
-    count = f"x{world}" if world > 1 else ""
-    return Path(f"{gpu}{count}--{short}--{fingerprint[:8]}.json")
-
-
 def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
     """Run the calibration and return the profile and where it was written."""
     started = time.perf_counter()
@@ -78,9 +70,10 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
     builder.check_precision(job, device)
     env = describe(device)
     workload = job.workload(model_name)
-    out = req.out or default_out(
-        env.gpu, model_name, workload.fingerprint(), max(req.nproc, world)
-    )
+    out = req.out
+    if out is None:  # --out was checked before torch was imported; the default path now
+        out = default_out(env.gpu, model_name, workload.fingerprint(), max(req.nproc, world))
+        check_out(out, workload, req.force, default=True)
     options = req.options
     tokenizer_source = _tokenizer_source(req) if req.data else None
     if job.method == "full":

@@ -29,6 +29,7 @@ from pathlib import Path
 import httpx
 
 from gacost.base.errors import GacostError, PricingError, UnknownNameError, did_you_mean
+from gacost.base.inputfile import clip
 from gacost.pricing import fetch_spot_advisor, http, spot_advisor
 from gacost.pricing.cache import (
     CachedPrices,
@@ -91,8 +92,15 @@ def select_sources(names: Sequence[str] = (), providers: Sequence[str] = ()) -> 
                 f"unknown price source '{name}'{did_you_mean(name, SOURCES)}; "
                 "`gacost prices --list-sources` lists them"
             )
+    covered = sorted({p for source in SOURCES.values() for p in source.providers})
+    for provider in providers:
+        if provider.strip().lower() not in covered:
+            raise UnknownNameError(
+                f"--provider: unknown provider {clip(provider)}"
+                f"{did_you_mean(provider[:100], covered)}; known: {', '.join(covered)}"
+            )
     chosen = list(dict.fromkeys(names)) or default_sources()
-    wanted = {p.lower() for p in providers}
+    wanted = {p.strip().lower() for p in providers}
     if wanted:
         chosen = [n for n in chosen if wanted & set(SOURCES[n].providers)]
     return chosen

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from gacost.base import gpu_table
 from gacost.base.errors import UnknownNameError, did_you_mean
 from gacost.base.gpu_names import canonical_gpu
+from gacost.base.inputfile import clip
 from gacost.base.records import Offer
 
 
@@ -69,6 +70,33 @@ def resolve_gpu_name(name: str, offers: Sequence[Offer]) -> tuple[str, ...]:
         f"unknown GPU '{name}'{hint}; `gacost gpus` lists the GPUs with specs, "
         "`gacost prices` every GPU with a price"
     )
+
+
+def check_filters(
+    offers: Sequence[Offer], providers: Sequence[str] = (), regions: Sequence[str] = ()
+) -> None:
+    """Every ``--provider`` is a provider of ``offers`` and every ``--region`` starts a
+    region of them (of the chosen providers): else :class:`UnknownNameError` with a
+    suggestion, as for a job's unknown provider, rather than an empty list."""
+    known = sorted({o.provider.lower() for o in offers})
+    for name in providers:
+        if name.strip().lower() not in known:
+            raise UnknownNameError(
+                f"--provider: unknown provider {clip(name)}{did_you_mean(name[:100], known)}; "
+                f"known: {', '.join(known)}"
+            )
+    wanted = {p.strip().lower() for p in providers}
+    in_scope = sorted({o.region for o in offers if not wanted or o.provider.lower() in wanted})
+    lowered = [r.lower() for r in in_scope]
+    for prefix in regions:
+        if not any(r.startswith(prefix.strip().lower()) for r in lowered):
+            of = f" of {', '.join(sorted(wanted))}" if wanted else ""
+            raise UnknownNameError(
+                f"--region: no region{of} starts with {clip(prefix)}"
+                f"{did_you_mean(prefix[:100], in_scope)}; `gacost prices"
+                f"{' --provider ' + sorted(wanted)[0] if len(wanted) == 1 else ''} "
+                "--format csv` lists the regions"
+            )
 
 
 def select_offers(

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from gacost.base import models
 from gacost.base.errors import CalibrationError
 from gacost.base.job import load_job
 from gacost.base.profile import read_profile
@@ -232,6 +233,23 @@ def test_bad_inputs_are_one_line_errors(
     err = capsys.readouterr().err
     assert code != 0 and message in err and err.startswith("error: ")
     assert "Traceback" not in err
+
+
+def test_the_default_path_is_not_overwritten_without_force(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """calibrate() itself checks the default path once the device is known (on a GPU the
+    command cannot: the path is named after the GPU)."""
+    from gacost.calibration.request import default_out
+
+    monkeypatch.chdir(tmp_path)
+    req = replace(_request(tmp_path / "unused.json"), out=None)
+    model = models.load_model_config(req.job.model)[0]
+    name = default_out("CPU", model, req.job.workload(model).fingerprint())
+    (tmp_path / name).write_text("notes\n")
+    with pytest.raises(CalibrationError, match=r"\(the default --out\) exists and is not a "):
+        calibrate(req)
+    assert (tmp_path / name).read_text() == "notes\n"
 
 
 def test_fp16_on_cpu_is_refused(tmp_path: Path) -> None:

@@ -236,6 +236,49 @@ def test_count_syntax_and_region_prefix(
     assert code == 2 and "count after ':'" in err
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--provider", "lamdba"],
+         "error: --provider: unknown provider 'lamdba' (did you mean 'lambda'?); known: aws, "),
+        (["--compare", "H100", "--provider", "gcp", "--provider", "lamdba"],
+         "error: --provider: unknown provider 'lamdba' (did you mean 'lambda'?)"),
+        (["--region", "mars"], "error: --region: no region starts with 'mars'; `gacost prices "
+                               "--format csv` lists the regions"),
+        (["--gpu", "H100", "--region", "eu-wst"],
+         "error: --region: no region starts with 'eu-wst' (did you mean 'eu-west"),
+        (["--provider", "lambda", "--region", "mars"],
+         "error: --region: no region of lambda starts with 'mars'; `gacost prices --provider "
+         "lambda --format csv` lists the regions"),
+        (["--provider", "gcp", "--region", "us-east-1"],  # an AWS region: none at gcp
+         "error: --region: no region of gcp starts with 'us-east-1'"),
+        (["--export", "out.csv", "--provider", "lamdba"],
+         "error: --provider: unknown provider 'lamdba' (did you mean 'lambda'?)"),
+        (["--refresh", "--provider", "lamdba"],
+         "error: --provider: unknown provider 'lamdba' (did you mean 'lambda'?)"),
+    ],
+)
+def test_unknown_providers_and_regions_are_errors(
+    capsys: pytest.CaptureFixture[str], cache_dir: Path, monkeypatch: pytest.MonkeyPatch,
+    args: list[str], message: str,
+) -> None:
+    """As for a job's unknown provider: one line with a suggestion, exit 2 (not an empty
+    list); nothing is fetched."""
+    forbid_network(monkeypatch)
+    code, out, err = _run(capsys, *args)
+    assert code == 2 and not out
+    assert err.strip().splitlines()[-1].startswith(message), err
+
+
+def test_known_providers_and_regions_match_case_insensitively(
+    capsys: pytest.CaptureFixture[str], cache_dir: Path
+) -> None:
+    code, out, _ = _run(capsys, "--provider", "LAMBDA", "--region", "US-East", "--format", "csv")
+    rows = _csv(out)
+    assert code == 0 and rows
+    assert all(r["provider"] == "lambda" and r["region"].startswith("us-east") for r in rows)
+
+
 def test_json_format_carries_the_rows_and_the_sources(
     capsys: pytest.CaptureFixture[str], cache_dir: Path
 ) -> None:

@@ -80,6 +80,65 @@ def test_grid_count_is_the_product() -> None:
 
 
 @pytest.mark.parametrize(
+    ("grid", "expected"),
+    [
+        ({"learning_rate": ["😀"]}, "sweep[0].grid.learning_rate[0]: must be a number, e.g. "
+                                   "2.0e-4, got '😀'"),
+        ({"learning_rate": [1e-4, float("nan")]},
+         "sweep[0].grid.learning_rate[1]: must be a number > 0 and <= 10"),
+        ({"learning_rate": [-1]}, "learning_rate[0]: must be a number > 0 and <= 10"),
+        ({"lr": [0]}, "sweep[0].grid.lr[0]: must be a number > 0"),
+        ({"learning_rate": ["2e-4"]}, "got '2e-4' (a quoted string: write the number without"),
+        ({"seed": [1, 2.0]}, "sweep[0].grid.seed[1]: must be an integer, e.g. 42, got 2.0"),
+        ({"seed": [True]}, "sweep[0].grid.seed[0]: must be an integer"),
+        ({"seed": [-1]}, "seed[0]: must be an integer from 0 to 4294967295"),
+        ({"seed": [10**400]}, "seed[0]: must be an integer from 0 to 4294967295"),
+        ({"weight_decay": [-0.1]}, "weight_decay[0]: must be a number >= 0"),
+        ({"warmup_ratio": [1.5]}, "warmup_ratio[0]: must be a number from 0 to 1"),
+        ({"lora_dropout": [1.0]}, "lora_dropout[0]: must be a number >= 0 and < 1"),
+        ({"Learning-Rate": [float("inf")]}, "Learning-Rate[0]: must be a number > 0"),
+        ({"dataset": ["a", float("nan")]},
+         "sweep[0].grid.dataset[1]: must be finite (a label may be any text or finite number)"),
+        ({"sequence_length": [512, 1024]},
+         "sweep[0].grid.sequence_length: changes each run's time or memory, which a grid does "
+         "not plan (it only multiplies runs); give each value its own run group with "
+         "'sequence_length:'"),
+        ({"per_device_train_batch_size": [1, 2]}, "own run group with 'effective_batch:'"),
+        ({"max_steps": [100]}, "own run group with 'work:'"),
+        ({"lora_r": [8, 16]}, "sweep[0].grid.lora_r: changes each run's time or memory"),
+    ],
+)
+def test_bad_grid_values(grid: dict[str, list[object]], expected: str) -> None:
+    with pytest.raises(JobSpecError) as info:
+        parse_job({**BASE, "sweep": [{"name": "g", "grid": grid}]})
+    assert expected in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_grid_labels_and_known_values_count_runs() -> None:
+    """Known hyper-parameters in range and labels of any text pass; only the count matters."""
+    job = parse_job({**BASE, "sweep": [{"name": "g", "grid": {
+        "learning_rate": [1e-5, 2e-4, 1.0], "seed": [0, 4294967295], "weight_decay": [0.0],
+        "warmup_ratio": [0, 1], "lora_alpha": [16, 32.5], "lora_dropout": [0.0, 0.05],
+        "dataset": ["alpaca", "😀", 3, True, None, [1, 2]]}}]})
+    assert job.total_runs == 3 * 2 * 2 * 2 * 2 * 6
+    (group,) = job.run_groups()
+    assert group.job.sequence_length == 512 and group.job.updates == 10
+
+
+def test_cli_reports_a_bad_grid_value_on_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text("model: Qwen3-0.6B\nsequence_length: 512\neffective_batch: 4\n"
+                   "work: {updates: 10}\nsweep: [{name: lr, grid: {learning_rate: [.nan]}}]\n")
+    assert main(["budget", "--job", str(job)]) == 2
+    err = capsys.readouterr().err
+    assert err == ("error: sweep[0].grid.learning_rate[0]: must be a number > 0 and <= 10, "
+                   "e.g. 2.0e-4, got nan\n")
+
+
+@pytest.mark.parametrize(
     ("name", "message"),
     [
         ("sweep-typo.yaml", "error: sweep[0].rusn: unknown key (did you mean 'runs'?)"),

@@ -2,6 +2,10 @@
 
 import sys
 
-from gacost.cli import main
+try:
+    from gacost.cli import main
+except KeyboardInterrupt:  # Ctrl-C while the first modules load, before main() runs
+    sys.stderr.write("error: interrupted\n")
+    sys.exit(130)
 
 sys.exit(main())

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from gacost import __version__
+from gacost.base.interrupts import deferred_interrupt
 
 MAX_ERROR_LINES = 25  # an error is at most a screenful
 MAX_LINE_CHARS = 500
@@ -62,7 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Every outcome is one of: the report on stdout (exit 0); ``error: ...`` lines on stderr
     for a :class:`~gacost.base.errors.GacostError` (its exit code), a file the OS refused
-    (1) or Ctrl-C (130); a traceback only with ``--debug``. Anything else is a bug in
+    (1) or Ctrl-C (130; held back while C extensions import, see
+    :mod:`gacost.base.interrupts`); a traceback only with ``--debug``. Anything else is a bug in
     gacost and says so in one line (exit 70)."""
     debug = "--debug" in (sys.argv[1:] if argv is None else argv)
     try:
@@ -91,7 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     from gacost.base.errors import GacostError
 
-    parser = build_parser()
+    with deferred_interrupt():  # importing the commands loads C extensions (pydantic, yaml)
+        parser = build_parser()
     args = parser.parse_args(argv)
     try:
         text: str = args.run(args)

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gacost.base.errors import JobSpecError, did_you_mean
+from gacost.base.grid import grid_problem
 from gacost.base.inputfile import clip, parse_yaml, read_text
 from gacost.base.profile import Workload
 
@@ -106,7 +107,9 @@ class RunGroup(_Strict):
     """One group of a sweep: ``runs`` copies, or one run per point of a ``grid``.
 
     Grid values (learning rates, seeds, ...) do not change the cost; only the count does.
-    ``sequence_length``, ``effective_batch`` and ``work`` override the job's for this group.
+    Known hyper-parameters are checked and keys that would change the work are refused
+    (:mod:`gacost.base.grid`). ``sequence_length``, ``effective_batch`` and ``work``
+    override the job's for this group.
     """
 
     name: str = Field(min_length=1, max_length=100, pattern=PRINTABLE)
@@ -276,6 +279,11 @@ class Job(_Strict):
             if group.name in seen:
                 raise ValueError(f"sweep[{i}].name: '{group.name}' is used by another group")
             seen.add(group.name)
+            problem = grid_problem(group.grid or {})
+            if problem:
+                key, index, message = problem
+                where = _path(("sweep", i, "grid", key, *(() if index is None else (index,))))
+                raise ValueError(f"{where}: {message}")
             batch = group.effective_batch or self.effective_batch
             for m in self.micro_batches or ():
                 if batch % m:

@@ -11,10 +11,11 @@ from pathlib import Path
 from tabulate import tabulate
 
 from gacost.base import models
-from gacost.base.errors import CalibrationError, DataError
+from gacost.base.errors import CalibrationError
 from gacost.base.inputfile import clip
+from gacost.base.interrupts import deferred_interrupt
 from gacost.base.job import Job
-from gacost.base.profile import Profile, SplitTrace, read_profile
+from gacost.base.profile import Profile, SplitTrace
 from gacost.commands.inputs import add_job_flags, load_job_args, trl_notes
 
 INSTALL_HINT = "calibration needs the extra: pip install 'gacost[calibrate]'"
@@ -87,7 +88,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="measure with Liger kernels on (TRL use_liger_kernel=True; needs "
                         "liger-kernel)")
     p.add_argument("--force", action="store_true",
-                   help="overwrite --out even if it is not a profile of this workload")
+                   help="overwrite --out (or the default path) even if it is not a profile "
+                        "of this workload")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument(
         "--no-trace",
@@ -155,7 +157,7 @@ def run(args: argparse.Namespace) -> str:
             f"--nproc: effective_batch {job.effective_batch} is not divisible by {nproc} "
             "processes"
         )
-    check_files(args, job)
+    check_files(args, job, nproc)
     if args.device == "cpu" and job.precision == "fp16":  # known before torch is imported
         raise CalibrationError(
             "precision: fp16 mixed precision needs a CUDA GPU; use fp32 or bf16 on the CPU"
@@ -186,9 +188,11 @@ def run(args: argparse.Namespace) -> str:
         data=args.data,
         tokenizer=args.tokenizer,
         nproc=nproc,
+        force=args.force,
     )
     try:
-        from gacost.calibration.run import calibrate
+        with deferred_interrupt():  # Ctrl-C inside torch's import would abort or be lost
+            from gacost.calibration.run import calibrate
     except ImportError as exc:
         raise CalibrationError(f"{INSTALL_HINT} ({exc.name} is missing)") from None
     profile, out = calibrate(req)
@@ -213,12 +217,13 @@ def check_device(name: str) -> None:
         )
 
 
-def check_files(args: argparse.Namespace, job: Job) -> None:
+def check_files(args: argparse.Namespace, job: Job, nproc: int = 1) -> None:
     """``--out``, ``--data`` and ``--weights`` before anything is imported or measured.
 
-    ``--out`` may be a new file, or a profile of this job's workload (any GPU: ``--resume``
-    checks the GPU); anything else (another workload's profile, a job file, ...) is
-    overwritten only with ``--force``."""
+    ``--out`` (or, on the CPU, the default path) may be a new file, or a profile of this
+    job's workload; anything else is overwritten only with ``--force``
+    (:func:`~gacost.calibration.request.check_out`; on a GPU the default path, named after
+    the GPU, is checked once torch has found it)."""
     if args.data is not None:
         data = Path(args.data)
         if not data.is_file():
@@ -228,30 +233,21 @@ def check_files(args: argparse.Namespace, job: Job) -> None:
     if args.weights is not None and args.weights.startswith((".", "/", "~")) and not Path(
             args.weights).expanduser().is_dir():
         raise CalibrationError(f"--weights: {clip(args.weights)} is not a folder")
+    from gacost.calibration.request import check_out, default_out  # pure: no torch
+
     out: Path | None = args.out
-    if out is None:
+    if out is None and args.device != "cpu":
+        return  # named after the GPU: checked once torch has found it
+    if out is not None and (args.force or not out.exists()):
+        check_out(out, job.workload(), args.force)  # a new file: the model is not read
         return
-    if out.is_dir():
-        raise CalibrationError(f"--out: {out} is a folder; give a file name like h200.json")
-    if not out.parent.expanduser().is_dir() and str(out.parent):
-        return  # a new folder: the writer creates it
-    if not out.exists() or args.force:
-        return
-    try:
-        existing = read_profile(out)
-    except DataError:
-        raise CalibrationError(
-            f"--out: {out} exists and is not a gacost profile; choose another --out, or "
-            "pass --force to overwrite it"
-        ) from None
-    model_name, _ = models.load_model_config(job.model)
-    mine = job.workload(model_name)
-    if existing.fingerprint != mine.fingerprint():
-        raise CalibrationError(
-            f"--out: {out} holds a profile of another workload ({existing.workload.model}, "
-            f"{existing.workload.method}, sequence_length {existing.workload.sequence_length}"
-            f"); choose another --out, or pass --force to overwrite it"
-        )
+    model_name = models.load_model_config(job.model)[0]  # a Hub id's config: transformers
+    workload = job.workload(model_name)
+    if out is None:  # on the CPU the default path is known before torch: the CPU's name
+        check_out(default_out("CPU", model_name, workload.fingerprint(), nproc), workload,
+                  args.force, default=True)
+    else:
+        check_out(out, workload, args.force)
 
 
 def _launched_world() -> int:

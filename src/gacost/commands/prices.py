@@ -23,7 +23,7 @@ from gacost.pricing.cache import (
     parse_age,
     parse_timestamp,
 )
-from gacost.pricing.select import parse_gpu_query, select_offers
+from gacost.pricing.select import check_filters, parse_gpu_query, select_offers
 from gacost.pricing.snapshot import (
     PriceTable,
     load_snapshot,
@@ -149,6 +149,7 @@ def run(args: argparse.Namespace) -> str:
         force=args.force,
         deadline=args.deadline,
     )
+    check_filters(table.offers, args.provider, args.region)
     if args.compare:
         return _compare(table, args)
     queries = [parse_gpu_query(g, table.offers) for g in args.gpu]
