@@ -4,7 +4,8 @@ with ``runs:`` set to each of ``--runs``, each command in its own process, timed
     python bench/many_runs.py --job examples/qwen3-1.7b-lora.yaml --runs 3,1000,100000
 
 Planning packs identical runs as ``(hours, count)`` blocks in arithmetic, so the seconds
-should not grow with ``runs`` (the job schema allows up to 100000). Exit code 3 (nothing meets a deadline) counts as an answer.
+should not grow with ``runs`` (the job schema allows up to 100000). Exit code 3 (nothing
+meets a deadline) counts as an answer.
 """
 
 from __future__ import annotations
