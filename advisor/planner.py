@@ -12,7 +12,8 @@ one offer and pricing option (on-demand or spot) running every run of the job:
   identical within a group, so they are packed as ``(hours, count)`` blocks: a big block
   in arithmetic (:func:`level_fill`), which gives what one-by-one LPT gives, so planning
   costs grow with the instances, not with the run count;
-- billing is per busy hour: cost = instance-hours x rate, whatever the instance count;
+- billing is per busy hour: cost = instance-hours x rate, whatever the instance count
+  (GPU-hours = instance-hours x GPUs per instance);
 - spot hours carry the spot allowance (0.2 = 20 % more time for interruptions and
   restarts) in wall-clock and cost alike;
 - the objective (:mod:`gacost.advisor.objectives`) picks the instance count within
@@ -193,16 +194,22 @@ class Plan:
         return merged_blocks((self.wall_hours_per_run(g), g.group.runs) for g in self.groups)
 
     @property
-    def gpu_hours(self) -> float:
-        """Billed instance-hours of all runs (allowance, billing minimum and step included)."""
+    def instance_hours(self) -> float:
+        """Billed instance-hours of all runs (allowance, billing minimum and step included):
+        what the rate, a price per instance-hour, is paid for."""
         terms = offer_costs.terms_for(self.offer.provider)
         return sum(g.group.runs * offer_costs.billed_hours(self.wall_hours_per_run(g), terms)
                    for g in self.groups)
 
     @property
+    def gpu_hours(self) -> float:
+        """GPU-hours of all runs: instance-hours x GPUs per instance."""
+        return self.instance_hours * self.offer.gpu_count
+
+    @property
     def cost(self) -> float:
         """Dollars for all runs: instance-hours x rate, whatever the instance count."""
-        return self.gpu_hours * self.rate_hour
+        return self.instance_hours * self.rate_hour
 
     @property
     def wall_hours(self) -> float:

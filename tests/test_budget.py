@@ -340,15 +340,17 @@ def test_cli_formats_carry_the_same_fields(tmp_path: Path,
         assert row["splits"] == "lr-seed=4x1 long=4x1 epochs=4x1"
     code, table, err = gacost(capsys, *args)
     assert code == 0, err
-    for header in ("GPU-h", "$ total", "inst.", "in time", "buys", "m x k"):
+    for header in ("inst-h", "$ total", "inst.", "in time", "buys", "m x k"):
         assert header in table
+    assert "GPU-h" not in table  # the hours billed are instance-hours (one GPU here)
     assert max(map(len, table.splitlines())) <= 120
     words = " ".join(table.split())  # prose is wrapped to the width
     assert "cheapest is T4 on test r1 (t4-box, spot) on 4 instance(s)" in words
     assert "spot hours +20% for interruptions" in words
     code, wide, err = gacost(capsys, *args, "--wide")
     assert code == 0, err
-    for header in ("instances", "meets deadline", "sweeps bought", "all in budget", "instance"):
+    for header in ("instances", "meets deadline", "sweeps bought", "all in budget", "instance",
+                   "inst-h", "GPU-h"):
         assert header in wide
 
 
