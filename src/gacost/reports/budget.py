@@ -129,7 +129,8 @@ def _answer(plan: BudgetPlan) -> str:
                      f"${other.plan.cost:.2f}")
         return text
     if plan.objective.ranks_by_time:
-        within = "" if plan.budget_usd is None else f" within ${plan.budget_usd:g}"
+        budget = plan.objective.budget_usd  # MinTime has none: a --budget only counts runs
+        within = "" if budget is None else f" within ${budget:g}"
         return (f"Quickest{within} (at most {plan.limits.max_instances} instances): {p.label}"
                 f" on {p.instances} instance(s): {p.wall_hours:.2f} h wall-clock, {_hours(p)},"
                 f" ${p.cost:.2f} for {plan.runs} run(s)")
