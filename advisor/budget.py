@@ -3,14 +3,17 @@
 :func:`collect` estimates each run group of the job (:meth:`gacost.base.job.Job.run_groups`)
 and builds the candidate plans of the one planner (:mod:`gacost.advisor.planner`); a plan
 runs every group on one offer. :func:`plan_budget` ranks them with the same objectives as
-``recommend``:
+``recommend`` (:func:`budget_objective` picks one):
 
-- no deadline, no budget: :class:`~gacost.advisor.objectives.MinCost`, with the wall-clock
-  on ``parallel`` instances;
 - a deadline (and perhaps a budget): :class:`~gacost.advisor.objectives.MinCostUnderDeadline`,
   each offer on the fewest instances (up to ``max_instances``) that meet it;
-- a budget alone: how many runs (one group) or complete sweeps it buys at each offer, most
-  first (the cheapest unit first, which is the :class:`MinCost` order).
+- the job's objective ``min_time_under_budget`` with a budget:
+  :class:`~gacost.advisor.objectives.MinTimeUnderBudget`, the quickest plan that fits it;
+- the job's objective ``min_time``: :class:`~gacost.advisor.objectives.MinTime`;
+- otherwise, no budget: :class:`~gacost.advisor.objectives.MinCost`, with the wall-clock on
+  ``parallel`` instances;
+- otherwise, a budget alone: how many runs (one group) or complete sweeps it buys at each
+  offer, most first (the cheapest unit first, which is the :class:`MinCost` order).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from gacost.advisor.objectives import (
     FLAGS,
     MinCost,
     MinCostUnderDeadline,
+    MinTime,
+    MinTimeUnderBudget,
     Objective,
 )
 from gacost.advisor.planner import (
@@ -128,24 +133,36 @@ def collect(job: Job, offers: Sequence[Offer], profiles: Sequence[Profile] = (),
     return Collected(model, tuple(g for g, _ in groups), plans, notes + left_out, left_out)
 
 
+def budget_objective(job_objective: str = "min_cost", deadline_hours: float | None = None,
+                     budget_usd: float | None = None) -> Objective:
+    """The objective ``budget`` plans with: a deadline asks for the cheapest plan that meets
+    it; else the job's time objectives are honoured (as ``recommend`` does); else the
+    cheapest (see the module docstring)."""
+    if deadline_hours is not None:
+        return MinCostUnderDeadline(deadline_hours, budget_usd, FLAGS)
+    if job_objective == "min_time_under_budget" and budget_usd is not None:
+        return MinTimeUnderBudget(budget_usd, FLAGS)
+    if job_objective == "min_time":
+        return MinTime(FLAGS)
+    return MinCost(FLAGS)
+
+
 def plan_budget(
     candidates: Sequence[Plan],
     limits: Limits,
     *,
     deadline_hours: float | None = None,
     budget_usd: float | None = None,
+    job_objective: str = "min_cost",
 ) -> BudgetPlan:
-    """Rank the candidate plans for a deadline, a budget, both or neither (see the module
-    docstring); raises InfeasibleError, saying what would be feasible."""
+    """Rank the candidate plans for a deadline, a budget, both or neither, with the job's
+    objective (see the module docstring); raises InfeasibleError, saying what would be
+    feasible."""
     if not candidates:
         raise InfeasibleError("no offer can run every group of the job")
     unit: Unit = "sweep" if len(candidates[0].groups) > 1 else "run"
     runs = candidates[0].runs
-    objective: Objective
-    if deadline_hours is not None:
-        objective = MinCostUnderDeadline(deadline_hours, budget_usd, FLAGS)
-    else:
-        objective = MinCost(FLAGS)
+    objective = budget_objective(job_objective, deadline_hours, budget_usd)
     ranked = plan(candidates, objective, limits)
     rows = [_row(p, unit, budget_usd) for p in ranked]
     notes: list[str] = []
@@ -153,7 +170,7 @@ def plan_budget(
         cheapest = min(ranked, key=lambda p: p.cost)
         notes.append(f"the whole job costs ${cheapest.cost:.2f} at the cheapest "
                      f"({cheapest.label}); the budget is ${budget_usd:g}")
-    if deadline_hours is None and budget_usd is not None:
+    if isinstance(objective, MinCost) and budget_usd is not None:
         rows.sort(key=lambda r: (-(r.units_bought or 0), r.unit_cost, r.plan.key))
         if not rows[0].units_bought:
             cheap = min(rows, key=lambda r: r.unit_cost)

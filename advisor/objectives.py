@@ -105,7 +105,7 @@ class MinTime(Objective):
     fields: Fields = field(default_factory=Fields)
 
     def choose(self, plan: Plan, limits: Limits) -> Plan | None:
-        return plan.on(quickest_instances(plan.run_hours(), limits.max_instances))
+        return plan.on(quickest_instances(plan.run_blocks(), limits.max_instances))
 
     def sort_key(self, plan: Plan) -> tuple[float, float, int, tuple[str, ...]]:
         return (plan.wall_hours, plan.cost, plan.instances, plan.key)
@@ -135,7 +135,7 @@ class MinCostUnderDeadline(Objective):
         return self.budget
 
     def choose(self, plan: Plan, limits: Limits) -> Plan | None:
-        n = fewest_instances(plan.run_hours(), self.deadline, limits.max_instances)
+        n = fewest_instances(plan.run_blocks(), self.deadline, limits.max_instances)
         if n is None:
             return None
         chosen = plan.on(n)
@@ -147,7 +147,7 @@ class MinCostUnderDeadline(Objective):
         f, d, cap = self.fields, self.deadline, limits.max_instances
         n = plans[0].runs
         meeting = [p.on(k) for p in plans
-                   if (k := fewest_instances(p.run_hours(), d, cap)) is not None]
+                   if (k := fewest_instances(p.run_blocks(), d, cap)) is not None]
         if meeting and self.budget is not None:
             cheapest = min(meeting, key=lambda p: p.cost)
             text = (f"{f.budget}: no offer finishes the {n} run(s) in {hours_text(d)} for "
@@ -156,24 +156,24 @@ class MinCostUnderDeadline(Objective):
                     f"{f.budget} to at least {ceil_cents(cheapest.cost):.2f}")
             affordable = [p for p in plans if p.cost <= self.budget * (1.0 + TOL)]
             if affordable:
-                late = min(affordable, key=lambda p: makespan(p.run_hours(), cap))
-                need = makespan(late.run_hours(), cap)
+                late = min(affordable, key=lambda p: makespan(p.run_blocks(), cap))
+                need = makespan(late.run_blocks(), cap)
                 text += (f", or give {f.deadline} {ceil_cents(need):g} or later "
                          f"({late.label}, ${late.cost:.2f})")
             return text
-        fastest = min(plans, key=lambda p: (makespan(p.run_hours(), cap), p.cost))
-        need = makespan(fastest.run_hours(), cap)
-        used = min(cap, len(fastest.run_hours()))
+        fastest = min(plans, key=lambda p: (makespan(p.run_blocks(), cap), p.cost))
+        need = makespan(fastest.run_blocks(), cap)
+        used = min(cap, fastest.runs)
         text = (f"{f.deadline}: no offer finishes the {n} run(s) in {hours_text(d)} on at most "
                 f"{cap} instance(s); the fastest, {fastest.label}, needs {need:.2f} h on "
                 f"{used}: raise {f.deadline} to at least {ceil_cents(need):g}")
         more = [(k, p.cost, p) for p in plans
-                if (k := fewest_instances(p.run_hours(), d, len(p.run_hours()))) is not None]
+                if (k := fewest_instances(p.run_blocks(), d, p.runs)) is not None]
         if more:
             k, _, p = min(more, key=lambda t: (t[0], t[1]))
             text += (f", or allow {f.max_instances} {k} ({p.label} then meets "
                      f"{hours_text(d)} for ${p.cost:.2f})")
-        elif len(fastest.run_hours()) > 1:
+        elif fastest.runs > 1:
             longest = min(p.longest_run_hours for p in plans)
             text += (f"; a single run takes at least {longest:.2f} h, so more instances "
                      "cannot help")
@@ -199,7 +199,7 @@ class MinTimeUnderBudget(Objective):
     def choose(self, plan: Plan, limits: Limits) -> Plan | None:
         if plan.cost > self.budget * (1.0 + TOL):
             return None
-        return plan.on(quickest_instances(plan.run_hours(), limits.max_instances))
+        return plan.on(quickest_instances(plan.run_blocks(), limits.max_instances))
 
     def sort_key(self, plan: Plan) -> tuple[float, float, int, tuple[str, ...]]:
         return (plan.wall_hours, plan.cost, plan.instances, plan.key)

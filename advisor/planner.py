@@ -8,8 +8,12 @@ one offer and pricing option (on-demand or spot) running every run of the job:
   offers of exactly N GPUs, priced per instance;
 - a run is indivisible and runs on one instance; ``instances`` instances of the offer run
   the runs in parallel, packed longest first (LPT: each run, longest first, goes to the
-  least-loaded instance); the wall-clock is the makespan of that packing;
-- billing is per busy hour: cost = instance-hours x rate, whatever the instance count;
+  least-loaded instance); the wall-clock is the makespan of that packing. Runs are
+  identical within a group, so they are packed as ``(hours, count)`` blocks: a big block
+  in arithmetic (:func:`level_fill`), which gives what one-by-one LPT gives, so planning
+  costs grow with the instances, not with the run count;
+- billing is per busy hour: cost = instance-hours x rate, whatever the instance count
+  (GPU-hours = instance-hours x GPUs per instance);
 - spot hours carry the spot allowance (0.2 = 20 % more time for interruptions and
   restarts) in wall-clock and cost alike;
 - the objective (:mod:`gacost.advisor.objectives`) picks the instance count within
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -37,6 +41,8 @@ if TYPE_CHECKING:
 Pricing = Literal["on-demand", "spot"]
 OfferKey = tuple[str, str, str, str, str]
 TOL = 1e-9  # relative tolerance of every deadline and budget comparison
+Runs = Sequence[tuple[float, int]]  # (hours of one run, how many runs take that long)
+EXACT_UPTO = 256  # blocks of at most this many runs are packed one by one (the heap)
 NOTHING_FITS = (
     "no split of the job fits any candidate GPU that has a price; allow more GPUs (gpus:), a "
     "smaller sequence_length, gradient_checkpointing: true or method: qlora"
@@ -183,26 +189,32 @@ class Plan:
         """Runs in all."""
         return sum(g.group.runs for g in self.groups)
 
-    def run_hours(self) -> list[float]:
-        """The hours of every single run (allowance included)."""
-        return [self.wall_hours_per_run(g) for g in self.groups for _ in range(g.group.runs)]
+    def run_blocks(self) -> tuple[tuple[float, int], ...]:
+        """The runs as ``(hours, count)`` blocks, longest first (allowance included)."""
+        return merged_blocks((self.wall_hours_per_run(g), g.group.runs) for g in self.groups)
 
     @property
-    def gpu_hours(self) -> float:
-        """Billed instance-hours of all runs (allowance, billing minimum and step included)."""
+    def instance_hours(self) -> float:
+        """Billed instance-hours of all runs (allowance, billing minimum and step included):
+        what the rate, a price per instance-hour, is paid for."""
         terms = offer_costs.terms_for(self.offer.provider)
         return sum(g.group.runs * offer_costs.billed_hours(self.wall_hours_per_run(g), terms)
                    for g in self.groups)
 
     @property
+    def gpu_hours(self) -> float:
+        """GPU-hours of all runs: instance-hours x GPUs per instance."""
+        return self.instance_hours * self.offer.gpu_count
+
+    @property
     def cost(self) -> float:
         """Dollars for all runs: instance-hours x rate, whatever the instance count."""
-        return self.gpu_hours * self.rate_hour
+        return self.instance_hours * self.rate_hour
 
     @property
     def wall_hours(self) -> float:
         """Wall-clock hours of all runs on ``instances`` instances (LPT packing)."""
-        return makespan(self.run_hours(), self.instances)
+        return makespan(self.run_blocks(), self.instances)
 
     @property
     def longest_run_hours(self) -> float:
@@ -219,42 +231,134 @@ def run_cost(seconds_per_update: float, updates: int, rate_hour: float) -> float
     return seconds_per_update * updates * rate_hour / 3600.0
 
 
-def lpt_loads(durations: Sequence[float], instances: int) -> list[float]:
-    """Hours per instance when runs, longest first, go to the least-loaded instance."""
-    if instances <= 0:
-        raise ValueError("instances must be positive")
-    heap = [(0.0, i) for i in range(instances)]
-    for d in sorted(durations, reverse=True):
+def run_blocks(durations: Iterable[float]) -> tuple[tuple[float, int], ...]:
+    """Single run durations as ``(hours, count)`` blocks, longest first."""
+    return merged_blocks((d, 1) for d in durations)
+
+
+def merged_blocks(runs: Iterable[tuple[float, int]]) -> tuple[tuple[float, int], ...]:
+    """``(hours, count)`` blocks longest first, equal hours merged, empty blocks dropped."""
+    counts: dict[float, int] = {}
+    for hours, count in runs:
+        if count < 0:
+            raise ValueError("a run count cannot be negative")
+        if count:
+            counts[hours] = counts.get(hours, 0) + count
+    return tuple(sorted(counts.items(), key=lambda t: -t[0]))
+
+
+def heap_fill(loads: Sequence[float], hours: float, count: int) -> list[float]:
+    """``loads`` after ``count`` runs of ``hours`` each go, one by one, to the least-loaded
+    instance (the lower index on a tie)."""
+    heap = [(load, i) for i, load in enumerate(loads)]
+    heapq.heapify(heap)
+    for _ in range(count):
         load, i = heapq.heappop(heap)
-        heapq.heappush(heap, (load + d, i))
+        heapq.heappush(heap, (load + hours, i))
     return [load for load, _ in sorted(heap, key=lambda t: t[1])]
 
 
-def makespan(durations: Sequence[float], instances: int) -> float:
-    """Wall-clock hours of the LPT packing on ``instances`` instances."""
-    return max(lpt_loads(durations, instances), default=0.0)
+def level_fill(loads: Sequence[float], hours: float, count: int) -> list[float]:
+    """What :func:`heap_fill` gives, in arithmetic: O(P log P) whatever ``count``.
+
+    Instance i's n-th run would end at ``loads[i] + n x hours``; the one-by-one packing
+    takes the ``count`` smallest of those ends (the lower index on a tie). Writing
+    ``loads[i] = lowest + a_i x hours + f_i`` (0 <= f_i < hours), instance i's ends sit on
+    levels ``a_i, a_i + 1, ...``: the packing fills whole levels, then the last level in
+    the order (f_i, i). Sums may differ from the one-by-one ones in the last bits.
+    """
+    n = len(loads)
+    if count <= 0 or hours <= 0 or n == 0:
+        return list(loads)
+    low = min(loads)
+    if low == max(loads):  # level instances (the first block): round robin
+        q, r = divmod(count, n)
+        return [x + (q + (i < r)) * hours for i, x in enumerate(loads)]
+    level = [max(0, math.floor((x - low) / hours)) for x in loads]
+    part = [x - low - a * hours for x, a in zip(loads, level, strict=True)]
+    order = sorted(range(n), key=lambda i: (level[i], part[i], i))
+    # the level L of the count-th end: with the m lowest-level instances open, the ends on
+    # levels below L + 1 number m (L + 1) - (their levels' sum)
+    top, opened = 0, 0
+    for m in range(1, n + 1):
+        opened += level[order[m - 1]]
+        top = max(level[order[m - 1]], -(-(count + opened) // m) - 1)
+        if m == n or top < level[order[m]]:
+            break
+    taken = [max(0, top - a) for a in level]  # every end below level `top`
+    rest = count - sum(taken)
+    for i in sorted((i for i in range(n) if level[i] <= top), key=lambda i: (part[i], i)):
+        if rest == 0:
+            break
+        taken[i] += 1
+        rest -= 1
+    return [x + k * hours for x, k in zip(loads, taken, strict=True)]
 
 
-def fewest_instances(durations: Sequence[float], deadline_hours: float,
-                     limit: int) -> int | None:
+def lpt_loads(runs: Runs, instances: int) -> list[float]:
+    """Hours per instance when runs, longest first, go to the least-loaded instance
+    (``runs``: ``(hours, count)`` blocks; a block of many identical runs is arithmetic)."""
+    if instances <= 0:
+        raise ValueError("instances must be positive")
+    loads = [0.0] * instances
+    for hours, count in merged_blocks(runs):
+        fill = heap_fill if count <= EXACT_UPTO else level_fill
+        loads = fill(loads, hours, count)
+    return loads
+
+
+def makespan(runs: Runs, instances: int) -> float:
+    """Wall-clock hours of the LPT packing on ``instances`` instances (one big block of
+    identical runs: ceil(runs / instances) runs end to end)."""
+    blocks = merged_blocks(runs)
+    if instances > 0 and len(blocks) == 1 and blocks[0][1] > EXACT_UPTO:
+        hours, count = blocks[0]
+        return -(-count // instances) * hours
+    return max(lpt_loads(blocks, instances), default=0.0)
+
+
+def run_count(runs: Runs) -> int:
+    """Runs in all."""
+    return sum(count for _, count in runs)
+
+
+def instances_needed(runs: Runs, target: float) -> int:
+    """A lower bound on the instances any packing of ``runs`` within ``target`` hours needs:
+    the total hours over ``target``, and, for every duration, the runs at least that long
+    over how many of them fit on one instance."""
+    total, longer, bound = 0.0, 0, 1
+    for hours, count in merged_blocks(runs):
+        total += hours * count
+        longer += count
+        if hours > 0:
+            fit = max(1, math.floor(target / hours * (1.0 + 1e-9)))
+            bound = max(bound, -(-longer // fit))
+    return max(bound, math.ceil(total / target - TOL))
+
+
+def fewest_instances(runs: Runs, deadline_hours: float, limit: int) -> int | None:
     """The fewest instances (at most ``limit``) whose LPT makespan meets the deadline."""
-    if not durations:
+    blocks = merged_blocks(runs)
+    if not blocks:
         return 1
     target = deadline_hours * (1.0 + TOL)
-    if max(durations) > target:
+    if blocks[0][0] > target:
         return None
-    start = max(1, math.ceil(sum(durations) / target - TOL))  # the same tolerance
-    for p in range(start, min(limit, len(durations)) + 1):
-        if makespan(durations, p) <= target:
+    for p in range(instances_needed(blocks, target), min(limit, run_count(blocks)) + 1):
+        if makespan(blocks, p) <= target:
             return p
     return None
 
 
-def quickest_instances(durations: Sequence[float], limit: int) -> int:
+def quickest_instances(runs: Runs, limit: int) -> int:
     """The fewest instances (at most ``limit``) that reach the shortest makespan."""
-    cap = max(1, min(limit, len(durations)))
-    best = makespan(durations, cap)
-    return next(p for p in range(1, cap + 1) if makespan(durations, p) <= best * (1 + TOL))
+    blocks = merged_blocks(runs)
+    cap = max(1, min(limit, run_count(blocks)))
+    best = makespan(blocks, cap)
+    if best <= 0:
+        return 1
+    start = min(cap, instances_needed(blocks, best * (1 + TOL)))
+    return next(p for p in range(start, cap + 1) if makespan(blocks, p) <= best * (1 + TOL))
 
 
 def ceil_cents(x: float) -> float:

@@ -27,6 +27,7 @@ from gacost.advisor.planner import (
     fewest_instances,
     lpt_loads,
     makespan,
+    run_blocks,
 )
 from gacost.advisor.split_estimates import SplitEstimate
 from gacost.base.errors import InfeasibleError
@@ -64,38 +65,40 @@ def _plan(hours: list[tuple[int, float]], rate: float, allowance: float = 0.0,
 def test_lpt_by_hand() -> None:
     # 3,3 -> A,B; 2 -> A (5); 2 -> B (5); 2 -> A (7). The optimum is 6 (3+3 | 2+2+2):
     # LPT is a heuristic (within 4/3 of optimal), and that is what is documented.
-    assert lpt_loads([2, 3, 2, 3, 2], 2) == [7, 5]
-    assert makespan([2, 3, 2, 3, 2], 2) == 7
-    assert makespan([2, 3, 2, 3, 2], 3) == 5  # 3 | 3 | 2, then 2 -> C (4), 2 -> A (5)
-    assert makespan([2, 3, 2, 3, 2], 5) == 3
-    assert makespan([2, 3, 2, 3, 2], 9) == 3  # idle instances change nothing
-    assert makespan([], 4) == 0
+    assert lpt_loads(run_blocks([2, 3, 2, 3, 2]), 2) == [7, 5]
+    assert makespan(run_blocks([2, 3, 2, 3, 2]), 2) == 7
+    assert makespan(run_blocks([2, 3, 2, 3, 2]), 3) == 5  # 3 | 3 | 2, 2 -> C (4), 2 -> A (5)
+    assert makespan(run_blocks([2, 3, 2, 3, 2]), 5) == 3
+    assert makespan(run_blocks([2, 3, 2, 3, 2]), 9) == 3  # idle instances change nothing
+    assert makespan(run_blocks([]), 4) == 0
 
 
 def test_lpt_stays_within_the_textbook_bounds() -> None:
     durations = [0.5, 1.25, 3.0, 2.2, 0.7, 0.7, 1.9, 2.6, 0.1]
     for p in range(1, 12):
-        loads = lpt_loads(durations, p)
+        loads = lpt_loads(run_blocks(durations), p)
         assert sum(loads) == pytest.approx(sum(durations)) and len(loads) == p
         lower = max(max(durations), sum(durations) / p)  # no packing beats this
-        assert lower - 1e-12 <= makespan(durations, p) <= sum(durations) / p + max(durations)
+        span = makespan(run_blocks(durations), p)
+        assert lower - 1e-12 <= span <= sum(durations) / p + max(durations)
 
 
 def test_fewest_instances() -> None:
     d = [3.0, 3.0, 2.0, 2.0, 2.0]
-    assert fewest_instances(d, 7.0, 8) == 2
-    assert fewest_instances(d, 6.9, 8) == 3  # LPT: 5 on three instances
-    assert fewest_instances(d, 4.0, 8) == 4  # 3 | 3 | 2+2 | 2
-    assert fewest_instances(d, 3.0, 8) == 5
-    assert fewest_instances(d, 3.0, 4) is None  # needs 5
-    assert fewest_instances(d, 2.9, 99) is None  # one run is longer than the deadline
+    assert fewest_instances(run_blocks(d), 7.0, 8) == 2
+    assert fewest_instances(run_blocks(d), 6.9, 8) == 3  # LPT: 5 on three instances
+    assert fewest_instances(run_blocks(d), 4.0, 8) == 4  # 3 | 3 | 2+2 | 2
+    assert fewest_instances(run_blocks(d), 3.0, 8) == 5
+    assert fewest_instances(run_blocks(d), 3.0, 4) is None  # needs 5
+    assert fewest_instances(run_blocks(d), 2.9, 99) is None  # one run outlasts the deadline
 
 
 def test_totals_spot_allowance_and_deadline_oracle() -> None:
     on_demand = _plan([(2, 3.0), (3, 2.0)], rate=0.5)
     spot = _plan([(2, 3.0), (3, 2.0)], rate=0.2, allowance=0.2, provider="s")
     assert on_demand.gpu_hours == 12.0 and on_demand.cost == 6.0
-    assert spot.run_hours() == pytest.approx([3.6, 3.6, 2.4, 2.4, 2.4])
+    assert [c for _, c in spot.run_blocks()] == [2, 3]
+    assert [h for h, _ in spot.run_blocks()] == pytest.approx([3.6, 2.4])
     assert spot.gpu_hours == pytest.approx(14.4) and spot.cost == pytest.approx(2.88)
     for n in (1, 2, 5):  # billing is per busy hour: the instance count changes no dollar
         assert spot.on(n).cost == pytest.approx(2.88) and on_demand.on(n).cost == 6.0
@@ -229,8 +232,9 @@ def test_mixed_sweep_against_hand_computed_hours() -> None:
     assert plans["test", "spot"].allowance == 0.2
     assert plans["test", "spot"].gpu_hours == pytest.approx(11 * U * 1.2)
     assert plans["test", "spot"].cost == pytest.approx(11 * U * 1.2 * 0.2)
-    assert sorted(plans["test", "spot"].run_hours()) == pytest.approx(
-        sorted([1.2 * U] * 5 + [3.6 * U] * 2))
+    blocks = plans["test", "spot"].run_blocks()
+    assert [c for _, c in blocks] == [2, 5]
+    assert [h for h, _ in blocks] == pytest.approx([3.6 * U, 1.2 * U])
 
     # 3 h = 4.54 U. On-demand runs [3,3,1,1,1,1,1] U: 2 instances -> 6 U (3.97 h), too late;
     # 3 -> 3+1 | 3+1 | 1+1+1 = 4 U (2.64 h). Spot (x1.2): 3 -> 4.8 U (3.17 h), too late;
@@ -336,15 +340,17 @@ def test_cli_formats_carry_the_same_fields(tmp_path: Path,
         assert row["splits"] == "lr-seed=4x1 long=4x1 epochs=4x1"
     code, table, err = gacost(capsys, *args)
     assert code == 0, err
-    for header in ("GPU-h", "$ total", "inst.", "in time", "buys", "m x k"):
+    for header in ("inst-h", "$ total", "inst.", "in time", "buys", "m x k"):
         assert header in table
+    assert "GPU-h" not in table  # the hours billed are instance-hours (one GPU here)
     assert max(map(len, table.splitlines())) <= 120
     words = " ".join(table.split())  # prose is wrapped to the width
     assert "cheapest is T4 on test r1 (t4-box, spot) on 4 instance(s)" in words
     assert "spot hours +20% for interruptions" in words
     code, wide, err = gacost(capsys, *args, "--wide")
     assert code == 0, err
-    for header in ("instances", "meets deadline", "sweeps bought", "all in budget", "instance"):
+    for header in ("instances", "meets deadline", "sweeps bought", "all in budget", "instance",
+                   "inst-h", "GPU-h"):
         assert header in wide
 
 
@@ -418,5 +424,5 @@ def test_cli_allowance_and_parallel(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_fewest_instances_uses_one_tolerance() -> None:
     # runs a hair (within the tolerance) over the deadline: four instances meet it
     d = [1.0 + 5e-10] * 4
-    assert makespan(d, 4) <= 1.0 * (1 + 1e-9)
-    assert fewest_instances(d, 1.0, 8) == 4
+    assert makespan(run_blocks(d), 4) <= 1.0 * (1 + 1e-9)
+    assert fewest_instances(run_blocks(d), 1.0, 8) == 4

@@ -145,5 +145,5 @@ def test_cli_json_csv_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     text = capsys.readouterr().out
     assert text.startswith("T4 at every provider and region")
     assert "Spread over 3 offer(s)" in text and "Break-even" in text and "A \\ B" in text
-    for header in ("provider", "$/h", "m x k", "GPU-h", "$/run", "$ all runs", "x cheapest"):
+    for header in ("provider", "$/h", "m x k", "inst-h", "$/run", "$ all runs", "x cheapest"):
         assert header in text

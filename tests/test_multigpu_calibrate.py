@@ -33,7 +33,9 @@ def test_two_gloo_processes_through_torchrun_write_one_profile(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "p.json"
-    code = main(["calibrate", "--job", str(JOB), "--out", str(out), "--nproc", "2", *FAST])
+    # two passes: every rank must run the same second pass (rank 0 decides what is kept)
+    code = main(["calibrate", "--job", str(JOB), "--out", str(out), "--nproc", "2", *FAST,
+                 "--passes", "2"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "GPU: 2 x CPU" in captured.out and "interconnect n/a (cpu)" in captured.out

@@ -139,7 +139,8 @@ def test_planner_pairs_world_sizes_with_gpu_counts_priced_per_instance() -> None
     eight = next(p for p in plans if p.estimate.world_size == 8)
     # 3600 updates x 0.3 s = 1 h on the whole 8-GPU instance at its $24/h
     assert eight.rate_hour == 24.0 and eight.cost_per_run == pytest.approx(0.3 * 24.0)
-    assert eight.cost == pytest.approx(0.3 * 24.0) and eight.gpu_hours == pytest.approx(0.3)
+    assert eight.cost == pytest.approx(0.3 * 24.0) and eight.instance_hours == pytest.approx(0.3)
+    assert eight.gpu_hours == pytest.approx(8 * 0.3)  # eight GPUs busy for those 0.3 h
     assert eight.offer.gpu_count == 8
     one = next(p for p in plans if p.estimate.world_size == 1)
     assert one.cost == pytest.approx(2.0 * 3.0)  # 2 h on the $3/h single H100

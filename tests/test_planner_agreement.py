@@ -123,3 +123,37 @@ def test_plans_hold_their_offer_and_estimate() -> None:
     best = report.recommended
     assert best.offer is offer
     assert best.estimate in report.splits_on_recommended
+
+
+@pytest.mark.parametrize("objective", ["min_time_under_budget: 200", "min_time"])
+def test_budget_honours_the_jobs_time_objective(
+    objective: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # One 8-GPU H200 instance runs a fine-tune about 8 times faster than one GPU for a little
+    # more money: the quickest plan within the budget is the 8-GPU one, while the 1-GPU one
+    # buys the most runs. `budget` used to answer the second question whatever the job said.
+    name, _, budget = objective.partition(": ")
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        "model: Qwen/Qwen3-8B\nlora: {r: 16, alpha: 32}\nsequence_length: 2048\n"
+        "effective_batch: 32\nwork: {updates: 2000}\nprecision: bf16\n"
+        "gradient_checkpointing: true\nruns: 3\ngpus: [H200]\ngpus_per_run: choose\n"
+        f"objective: {name}\n" + (f"budget_usd: {budget}\n" if budget else ""),
+        encoding="utf-8")
+    prices = tmp_path / "prices.csv"
+    prices.write_text(
+        "provider,region,instance_type,gpu,gpu_count,gpu_memory_gib,vcpus,ram_gib,price_hour,"
+        "spot_hour,source,fetched_at\n"
+        "test,r1,h200-1x,H200-SXM,1,141,16,200,3.5,,test,2026-01-01\n"
+        "test,r1,h200-8x,H200-SXM,8,141,128,1600,28.0,,test,2026-01-01\n", encoding="utf-8")
+    args = ("--job", str(job), "--prices", str(prices), "--format", "json")
+    rec = _json(capsys, "recommend", *args)
+    bud = _json(capsys, "budget", *args)
+    r, b = rec["recommended"], bud["best"]
+    assert isinstance(r, dict) and isinstance(b, dict)
+    assert r["instance_type"] == b["instance_type"] == "h200-8x"
+    assert r["instances"] == b["instances"] == 3  # the three runs side by side
+    assert r["cost_all_runs"] == pytest.approx(b["cost"])
+    assert r["hours_all_runs"] == pytest.approx(b["wall_hours"])
+    assert b["gpu_hours"] == pytest.approx(8 * b["instance_hours"])
+    assert b["cost"] == pytest.approx(28.0 * b["instance_hours"])

@@ -9,10 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from gacost.advisor.planner import GroupRun, Plan, RunGroup
+from gacost.advisor.recommend import recommend
 from gacost.advisor.split_estimates import SplitEstimate
 from gacost.base.errors import DataError, GacostError
+from gacost.base.job import load_job
+from gacost.base.records import Offer
 from gacost.cli import main
-from gacost.reports.plot import band_of, draw, plot_series, ranking
+from gacost.reports.plot import band_of, draw, plot_inputs, plot_series, ranking
+from gacost.reports.recommend import plan_row, render_text
 
 ROOT = Path(__file__).resolve().parent.parent
 SPLITS = ((1, 4), (2, 2), (4, 1))
@@ -44,28 +49,51 @@ ESTIMATES = [
 
 
 def test_series_values_and_bands() -> None:
-    series = plot_series(ESTIMATES, {"L4": 0.8, "T4": 0.5}, 3600, SPLITS)
-    assert [(s.gpu, s.metric, s.kind) for s in series] == [
-        ("L4", "seconds", "predicted"), ("L4", "dollars", "predicted"),
-        ("T4", "seconds", "measured"), ("T4", "dollars", "measured")]  # A10G has no rate
-    l4_s, l4_usd, t4_s, t4_usd = series
+    series = plot_series(ESTIMATES, ["L4", "T4"], SPLITS)
+    assert [(s.gpu, s.kind) for s in series] == [("L4", "predicted"), ("T4", "measured")]
+    l4_s, t4_s = series
     assert l4_s.x == (0, 1) and l4_s.values == (1.5, 0.9)  # 4x1 does not fit
     assert (l4_s.low, l4_s.high) == ((1.2, 0.7), (1.9, 1.2))
-    # 3600 updates x s x $0.8/h / 3600 = s x 0.8 dollars
-    assert l4_usd.values == pytest.approx((1.2, 0.72))
-    assert l4_usd.low == pytest.approx((0.96, 0.56))
     assert t4_s.x == (0, 1, 2) and t4_s.low is None
-    assert t4_usd.values == pytest.approx((2.871 * 0.5, 2.585 * 0.5, 2.3792 * 0.5))
 
 
-def test_ranking_is_each_gpu_at_its_cheapest_split_cheapest_first() -> None:
-    series = plot_series(ESTIMATES, {"L4": 0.8, "T4": 0.5}, 3600, SPLITS)
-    ranked = ranking(series, SPLITS)
+def _plan(e: SplitEstimate, rate: float, allowance: float = 0.0) -> Plan:
+    offer = Offer("x", "r", "box", e.gpu, 1, 16, 4, 16, rate, rate, "t", "2026-01-01")
+    return Plan(offer, "spot" if allowance else "on-demand", rate,
+                (GroupRun(RunGroup("job", 1, 3600, 512, 4), e),), allowance)
+
+
+def test_ranking_is_each_plans_dollars_per_fine_tune_cheapest_first() -> None:
+    l4, t4 = ESTIMATES[4], ESTIMATES[2]  # L4 2x2 (0.9 s, band), T4 4x1 (measured)
+    ranked = ranking([_plan(t4, 0.5), _plan(l4, 0.8, allowance=0.2)])
     assert [(r.gpu, r.split, r.kind) for r in ranked] == [
         ("L4", (2, 2), "predicted"), ("T4", (4, 1), "measured")]
-    assert ranked[0].dollars == pytest.approx(0.72)  # 0.9 s x 3600 updates x $0.8/h
-    assert (ranked[0].low, ranked[0].high) == pytest.approx((0.56, 0.96))
+    # 0.9 s x 3600 updates x $0.8/h x 1.2 (spot allowance)
+    assert ranked[0].dollars == pytest.approx(0.72 * 1.2)
+    assert (ranked[0].low, ranked[0].high) == pytest.approx((0.56 * 1.2, 0.96 * 1.2))
     assert ranked[1].dollars == pytest.approx(2.3792 * 0.5) and ranked[1].low is None
+
+
+def test_the_plot_shows_the_tables_dollars_spot_allowance_included() -> None:
+    # Issue 18: the plot drew an L40S spot plan at rate x hours ($1.38) where the table
+    # showed the same plan with the spot allowance ($1.66). One number now: the plan's.
+    job = load_job(ROOT / "examples" / "llama-8b-qlora-deadline.yaml").model_copy(
+        update={"providers": None, "gpus": ["L40S", "H100"]})
+    offers = [Offer("x", "r", "l40s-box", "L40S", 1, 48, 8, 64, 1.0, 0.26, "t", "2026-01-01"),
+              Offer("x", "r", "h100-box", "H100-SXM", 1, 80, 16, 128, 3.0, None, "t",
+                    "2026-01-01")]
+    report = recommend(job, offers)
+    best = report.recommended
+    assert (best.gpu, best.pricing) == ("L40S", "spot") and best.allowance > 0
+    _, plans = plot_inputs(job, report, offers)
+    bars = {r.gpu: r for r in ranking(list(plans.values()))}
+    assert set(bars) == {"L40S", "H100-SXM"}
+    shown = bars["L40S"].dollars
+    assert shown == best.cost_per_run == plan_row(best)["cost_per_run"]
+    assert shown == pytest.approx(best.groups[0].hours_per_run * 0.26 * (1 + best.allowance))
+    assert f"${shown:.2f} per fine-tune" in " ".join(render_text(report).split())
+    h100 = next(p for p in report.plans if p.gpu == "H100-SXM")
+    assert bars["H100-SXM"].dollars == h100.cost_per_run
 
 
 @dataclass(frozen=True)
@@ -84,8 +112,9 @@ def test_draw_writes_a_png_with_the_expected_series(tmp_path: Path) -> None:
     from matplotlib.image import imread
 
     out = tmp_path / "plot.png"
-    series = plot_series(ESTIMATES, {"T4": 0.5, "L4": 0.8}, 1000, SPLITS)
-    drawn = draw(series, SPLITS, out, "test", chosen="T4")
+    series = plot_series(ESTIMATES, ["T4", "L4"], SPLITS)
+    ranked = ranking([_plan(ESTIMATES[2], 0.5), _plan(ESTIMATES[4], 0.8)])
+    drawn = draw(series, ranked, SPLITS, out, "test", chosen="T4")
     assert drawn == [
         "rank:L4", "rank:L4 band", "rank:T4",  # cheapest first; T4 has no band
         "splits:T4 1x4", "splits:T4 2x2", "splits:T4 4x1",
@@ -145,14 +174,14 @@ def test_bad_plot_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
                  str(missing)]) == 1
     assert f"error: --plot: cannot write {missing}" in capsys.readouterr().err
     with pytest.raises(DataError):
-        draw([], SPLITS, missing, "t")
+        draw([], [], SPLITS, missing, "t")
 
 
 def test_missing_matplotlib_is_a_clear_error(tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(GacostError, match=r"--plot needs matplotlib: pip install 'gacost\[plot\]'"):
-        draw([], SPLITS, tmp_path / "x.png", "t")
+        draw([], [], SPLITS, tmp_path / "x.png", "t")
 
 
 def test_recommend_without_plot_does_not_import_matplotlib(tmp_path: Path) -> None:

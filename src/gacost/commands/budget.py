@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> str:
     limits = job_limits(job, spot=spot, spot_allowance=allowance, parallel=parallel,
                         max_instances=max_instances)
     found = collect(job, table.offers, profiles, limits)
-    plan = plan_budget(found.plans, limits, deadline_hours=deadline, budget_usd=budget)
+    plan = plan_budget(found.plans, limits, deadline_hours=deadline, budget_usd=budget,
+                       job_objective=job.objective)
     notes = [*notes, *plan.notes, *found.notes]
     if not spot:
         notes.append("spot prices not considered (the job has spot: false; --spot adds them)")

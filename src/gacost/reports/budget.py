@@ -7,6 +7,7 @@ from typing import Any
 
 from gacost.advisor.budget import BudgetPlan, BudgetRow, Collected, best_by_pricing
 from gacost.advisor.objectives import hours_text
+from gacost.advisor.planner import Plan
 from gacost.reports.formats import (
     Column,
     fit_width,
@@ -25,9 +26,9 @@ def budget_row(r: BudgetRow, bp: BudgetPlan) -> dict[str, Any]:
     out: dict[str, Any] = {
         "gpu": p.gpu, "provider": p.provider, "region": p.region,
         "instance_type": p.instance_type, "pricing": p.pricing, "rate_hour": p.rate_hour,
-        "spot_allowance": p.allowance, "runs": p.runs, "gpu_hours": p.gpu_hours,
-        "cost": p.cost, "unit_cost": r.unit_cost, "instances": p.instances,
-        "wall_hours": p.wall_hours,
+        "spot_allowance": p.allowance, "runs": p.runs, "instance_hours": p.instance_hours,
+        "gpu_hours": p.gpu_hours, "cost": p.cost, "unit_cost": r.unit_cost,
+        "instances": p.instances, "wall_hours": p.wall_hours,
     }
     if bp.deadline_hours is not None:
         out.update(meets_deadline=p.wall_hours <= bp.deadline_hours * (1 + 1e-9))
@@ -45,7 +46,7 @@ def plan_dict(found: Collected, plan: BudgetPlan, allowance: float, notes: list[
         "groups": [vars(g) for g in found.groups],
         "runs": plan.runs, "unit": plan.unit,
         "assumptions": {"packing": "longest-processing-time first", "spot_allowance":
-                        allowance, "billing": "GPU-hours x rate"},
+                        allowance, "billing": "instance-hours x rate"},
         "parallel": plan.limits.parallel, "max_instances": plan.limits.max_instances,
         "deadline_hours": plan.deadline_hours, "budget_usd": plan.budget_usd,
         "best": {**budget_row(plan.best, plan), "groups": groups_dict(plan.best.plan)},
@@ -60,7 +61,7 @@ def plan_dict(found: Collected, plan: BudgetPlan, allowance: float, notes: list[
 
 
 # The default table's columns (within reports.formats.WIDTH); --wide shows all.
-NARROW = ("gpu", "provider", "region", "pricing", "rate_hour", "gpu_hours", "cost",
+NARROW = ("gpu", "provider", "region", "pricing", "rate_hour", "instance_hours", "cost",
           "unit_cost", "instances", "wall_hours", "meets_deadline", "units_bought", "splits")
 
 
@@ -77,7 +78,8 @@ def render_text(found: Collected, plan: BudgetPlan, allowance: float,
     columns: list[Column] = [
         ("gpu", "GPU", plain), ("provider", "provider", plain), ("region", "region", plain),
         ("instance_type", "instance", plain), ("pricing", "pricing", plain),
-        ("rate_hour", "$/h", fixed(3)), ("gpu_hours", "GPU-h", fixed(2)),
+        ("rate_hour", "$/h", fixed(3)), ("instance_hours", "inst-h", fixed(2)),
+        ("gpu_hours", "GPU-h", fixed(2)),
         ("cost", "$ total", fixed(2)),
         ("unit_cost", unit, fixed(2)), ("instances", "instances", plain),
         ("wall_hours", "wall h", fixed(2)), ("meets_deadline", "meets deadline", yes_no),
@@ -92,7 +94,8 @@ def render_text(found: Collected, plan: BudgetPlan, allowance: float,
                    for k, h, f in columns if k in NARROW]
     lines.append(table_text(rows, columns, compact=not wide))
     lines += ["", f"assumptions: whole runs packed longest first onto instances of one offer; "
-              f"cost = GPU-hours x rate; spot hours +{allowance:.0%} for interruptions"]
+              f"cost = instance-hours (inst-h) x rate; spot hours +{allowance:.0%} for "
+              "interruptions"]
     lines += [f"note: {n}" for n in notes]
     lines.append(f"prices: {prices}")
     return "\n".join(lines if wide else fit_width(lines))
@@ -116,7 +119,7 @@ def _answer(plan: BudgetPlan) -> str:
         text = (f"Deadline {hours_text(plan.deadline_hours)} (at most "
                 f"{plan.limits.max_instances} instances): cheapest is {p.label} on "
                 f"{p.instances} instance(s): {p.wall_hours:.2f} h wall-clock, "
-                f"{p.gpu_hours:.2f} GPU-h, ${p.cost:.2f}")
+                f"{_hours(p)}, ${p.cost:.2f}")
         if plan.budget_usd is not None:
             text += f" (budget ${plan.budget_usd:g})"
         other = best_by_pricing(plan, "on-demand" if p.pricing == "spot" else "spot")
@@ -125,10 +128,22 @@ def _answer(plan: BudgetPlan) -> str:
                      f"{other.plan.instances} instance(s): {other.plan.wall_hours:.2f} h, "
                      f"${other.plan.cost:.2f}")
         return text
+    if plan.objective.ranks_by_time:
+        budget = plan.objective.budget_usd  # MinTime has none: a --budget only counts runs
+        within = "" if budget is None else f" within ${budget:g}"
+        return (f"Quickest{within} (at most {plan.limits.max_instances} instances): {p.label}"
+                f" on {p.instances} instance(s): {p.wall_hours:.2f} h wall-clock, {_hours(p)},"
+                f" ${p.cost:.2f} for {plan.runs} run(s)")
     if plan.budget_usd is not None:
         what = "runs" if plan.unit == "run" else "complete sweeps"
         return (f"Budget ${plan.budget_usd:g}: {p.label} buys the most, {b.units_bought} "
                 f"{what} at ${b.unit_cost:.2f} each (the job needs {plan.runs} run(s), "
                 f"${p.cost:.2f} there)")
-    return (f"Cheapest: {p.label}: {p.gpu_hours:.2f} GPU-h, ${p.cost:.2f} for {plan.runs} "
+    return (f"Cheapest: {p.label}: {_hours(p)}, ${p.cost:.2f} for {plan.runs} "
             f"run(s), {p.wall_hours:.2f} h wall-clock on {p.instances} instance(s)")
+
+
+def _hours(p: Plan) -> str:
+    """``1.50 instance-h``, with the GPU-hours when an instance has several GPUs."""
+    text = f"{p.instance_hours:.2f} instance-h"
+    return text if p.offer.gpu_count == 1 else f"{text} ({p.gpu_hours:.2f} GPU-h)"

@@ -15,7 +15,7 @@ COLUMNS: list[Column] = [
     ("provider", "provider", plain), ("region", "region", plain),
     ("instance_type", "instance", plain), ("pricing", "pricing", plain),
     ("rate_hour", "$/h", fixed(3)), ("splits", "m x k", plain), ("time_source", "time", plain),
-    ("gpu_hours", "GPU-h", fixed(2)), ("cost_per_run", "$/run", fixed(2)),
+    ("instance_hours", "inst-h", fixed(2)), ("cost_per_run", "$/run", fixed(2)),
     ("cost", "$ all runs", fixed(2)), ("vs_cheapest", "x cheapest", fixed(2)),
 ]
 
@@ -73,7 +73,8 @@ def row_dict(p: Plan, cheapest: float) -> dict[str, Any]:
         "spot_allowance": p.allowance,
         "splits": splits_text(p),
         "time_source": "/".join(dict.fromkeys(g.estimate.time_source for g in p.groups)),
-        "runs": p.runs, "gpu_hours": p.gpu_hours, "cost_per_run": p.cost / p.runs,
+        "runs": p.runs, "instance_hours": p.instance_hours, "gpu_hours": p.gpu_hours,
+        "cost_per_run": p.cost / p.runs,
         "cost": p.cost, "vs_cheapest": p.cost / cheapest if cheapest > 0 else None,
     }
 

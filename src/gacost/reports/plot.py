@@ -1,13 +1,15 @@
 """``recommend --plot``: the ranking at a glance, and the splits of the chosen GPU.
 
 Two panels on linear axes. Left: one horizontal bar per GPU (the cheapest few), the dollars
-per fine-tune at its best split and cheapest offer, sorted cheapest on top, with the 90%
-band as an error bar and the split written at the bar's end; the recommended GPU is
-highlighted. Right: seconds per update of every split that fits on the recommended GPU,
-with its band. Measured values are solid bars, predicted ones hatched. matplotlib (Agg)
-is imported only when a plot is drawn; files are
-written atomically (a temporary file, then ``os.replace``). ``.png``, ``.svg`` and ``.pdf``
-are images; ``.html`` is a page with the PNG embedded and the text report under it.
+per fine-tune of its plan (the recommended plan for the recommended GPU, else the GPU's
+cheapest plan), sorted cheapest on top, with the 90% band as an error bar and the split
+written at the bar's end; the recommended GPU is highlighted. The dollars are the plan's
+:attr:`~gacost.advisor.planner.Plan.cost_per_run`, the number the table and JSON show
+(spot allowance included). Right: seconds per update of every split that fits on the
+recommended GPU, with its band. Measured values are solid bars, predicted ones hatched.
+matplotlib (Agg) is imported only when a plot is drawn; files are written atomically (a
+temporary file, then ``os.replace``). ``.png``, ``.svg`` and ``.pdf`` are images;
+``.html`` is a page with the PNG embedded and the text report under it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from gacost.advisor.planner import Plan
 from gacost.advisor.recommend import Report, recommend
 from gacost.advisor.split_estimates import SplitEstimate
 from gacost.base.atomic import write_atomic
@@ -28,7 +31,6 @@ from gacost.base.job import Job
 from gacost.base.profile import Profile
 from gacost.base.records import Offer
 
-Metric = Literal["seconds", "dollars"]
 Kind = Literal["measured", "predicted"]
 SUFFIXES = (".png", ".svg", ".pdf", ".html")
 _BAND_ATTRS = (("seconds_low", "seconds_high"), ("seconds_per_update_low",
@@ -37,16 +39,14 @@ _BAND_ATTRS = (("seconds_low", "seconds_high"), ("seconds_per_update_low",
 
 @dataclass(frozen=True)
 class Series:
-    """Points of one GPU, one metric and one time source; ``x`` indexes the job's splits."""
+    """Seconds per update of one GPU and one time source; ``x`` indexes the job's splits."""
 
     gpu: str
-    metric: Metric
     kind: Kind
     x: tuple[int, ...]
     values: tuple[float, ...]
     low: tuple[float, ...] | None
     high: tuple[float, ...] | None
-    rate_hour: float
 
     @property
     def label(self) -> str:
@@ -63,12 +63,12 @@ def band_of(e: SplitEstimate) -> tuple[float, float] | None:
     return None
 
 
-def plot_series(estimates: Sequence[SplitEstimate], rates: dict[str, float], updates: int,
+def plot_series(estimates: Sequence[SplitEstimate], gpus: Sequence[str],
                 splits: Sequence[tuple[int, int]]) -> list[Series]:
-    """Series for the GPUs in ``rates`` (in its order): seconds and dollars per fine-tune."""
+    """Seconds-per-update series for ``gpus`` (in that order)."""
     index = {s: i for i, s in enumerate(splits)}
     out: list[Series] = []
-    for gpu, rate in rates.items():
+    for gpu in gpus:
         for kind in ("measured", "predicted"):
             points = sorted(
                 (index[(e.micro_batch, e.grad_accum)], e) for e in estimates
@@ -82,13 +82,7 @@ def plot_series(estimates: Sequence[SplitEstimate], rates: dict[str, float], upd
             bands = [band_of(e) for _, e in points]
             low = tuple(b[0] for b in bands if b) if all(bands) else None
             high = tuple(b[1] for b in bands if b) if all(bands) else None
-            to_usd = updates * rate / 3600.0
-            out.append(Series(gpu, "seconds", kind, xs, tuple(secs), low, high, rate))
-            out.append(Series(
-                gpu, "dollars", kind, xs, tuple(s * to_usd for s in secs),
-                None if low is None else tuple(v * to_usd for v in low),
-                None if high is None else tuple(v * to_usd for v in high), rate,
-            ))
+            out.append(Series(gpu, kind, xs, tuple(secs), low, high))
     return out
 
 
@@ -113,7 +107,7 @@ def check_path(path: str | Path) -> Path:
 
 @dataclass(frozen=True)
 class Ranked:
-    """One GPU's best split (fewest dollars per fine-tune at its cheapest offer)."""
+    """One GPU's bar: its plan's split and dollars per fine-tune, with the 90% band."""
 
     gpu: str
     split: tuple[int, int]
@@ -124,26 +118,24 @@ class Ranked:
     rate_hour: float
 
 
-def ranking(series: Sequence[Series], splits: Sequence[tuple[int, int]]) -> list[Ranked]:
-    """Every GPU of ``series`` at its cheapest split, cheapest first (measured beats
-    predicted on a tie)."""
-    best: dict[str, Ranked] = {}
-    for s in series:
-        if s.metric != "dollars":
-            continue
-        for i, (x, value) in enumerate(zip(s.x, s.values, strict=True)):
-            here = Ranked(s.gpu, splits[x], s.kind, value,
-                          None if s.low is None else s.low[i],
-                          None if s.high is None else s.high[i], s.rate_hour)
-            old = best.get(s.gpu)
-            if old is None or (value, here.kind != "measured") < (
-                    old.dollars, old.kind != "measured"):
-                best[s.gpu] = here
-    return sorted(best.values(), key=lambda r: (r.dollars, r.gpu))
+def ranking(plans: Sequence[Plan]) -> list[Ranked]:
+    """One bar per plan (one plan per GPU), cheapest first: the plan's own dollars per
+    fine-tune (:attr:`Plan.cost_per_run`), its band scaled from the seconds band."""
+    bars = []
+    for p in plans:
+        e, dollars = p.estimate, p.cost_per_run
+        band = band_of(e)
+        scale = None if band is None or not e.seconds_per_update else (
+            band[0] / e.seconds_per_update, band[1] / e.seconds_per_update)
+        bars.append(Ranked(p.gpu, (e.micro_batch, e.grad_accum), e.time_source, dollars,
+                           None if scale is None else dollars * scale[0],
+                           None if scale is None else dollars * scale[1], p.rate_hour))
+    return sorted(bars, key=lambda r: (r.dollars, r.gpu))
 
 
-def draw(series: Sequence[Series], splits: Sequence[tuple[int, int]], path: str | Path,
-         title: str, report_text: str = "", chosen: str | None = None) -> list[str]:
+def draw(series: Sequence[Series], ranked: Sequence[Ranked],
+         splits: Sequence[tuple[int, int]], path: str | Path, title: str,
+         report_text: str = "", chosen: str | None = None) -> list[str]:
     """Draw and write the figure (``chosen``: the GPU whose splits the right panel shows,
     default the cheapest); returns ``rank:GPU``, ``rank:GPU band`` and ``splits:GPU mxk``
     for every bar and band drawn."""
@@ -151,7 +143,6 @@ def draw(series: Sequence[Series], splits: Sequence[tuple[int, int]], path: str 
     plt = _pyplot()
     from matplotlib.patches import Patch
 
-    ranked = ranking(series, splits)
     chosen = chosen if chosen in {r.gpu for r in ranked} else (
         ranked[0].gpu if ranked else None)
     fig, axes = plt.subplots(1, 2, figsize=(13, max(4.5, 1.2 + 0.45 * len(ranked))),
@@ -177,11 +168,12 @@ def draw(series: Sequence[Series], splits: Sequence[tuple[int, int]], path: str 
                 va="center", fontsize="small")
     ax.set_yticks(range(len(ranked)), [r.gpu for r in reversed(ranked)])
     ax.set_xlim(0, top * 1.6)
-    ax.set_xlabel("\\$ per fine-tune at the GPU's best split and cheapest offer")
+    ax.set_xlabel("\\$ per fine-tune of the GPU's plan (as in the table: spot allowance "
+                  "included)")
     ax.set_title("ranking (cheapest on top; bar = best split, line = 90% band)")
     ax.grid(True, axis="x", alpha=0.3)
     ax = axes[1]
-    mine = [s for s in series if s.metric == "seconds" and s.gpu == chosen]
+    mine = [s for s in series if s.gpu == chosen]
     labels = [f"{m}x{k}" for m, k in splits]
     for s in mine:
         for i, (x, value) in enumerate(zip(s.x, s.values, strict=True)):
@@ -242,16 +234,17 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 def plot_inputs(job: Job, report: Report, offers: Sequence[Offer],
                 profiles: Sequence[Profile] = (), max_gpus: int = 6
-                ) -> tuple[list[SplitEstimate], dict[str, float]]:
-    """Estimates and cheapest rates: the recommended GPU, the next cheapest ones (up to
-    ``max_gpus`` in all) and up to two more that have measured splits."""
+                ) -> tuple[list[SplitEstimate], dict[str, Plan]]:
+    """Estimates and one plan per GPU: the recommended plan, then the cheapest plan of each
+    next cheapest GPU (up to ``max_gpus`` in all) and of up to two more that have measured
+    splits."""
     plain = job.model_copy(update={"sweep": None, "objective": "min_cost",
                                    "deadline_hours": None, "budget_usd": None})
     overview = recommend(plain, offers, profiles, top=2 * len(offers) + 1)
-    rates: dict[str, float] = {}
+    plans: dict[str, Plan] = {report.recommended.gpu: report.recommended}
     for plan in overview.plans:  # cheapest first
-        rates[plan.gpu] = min(rates.get(plan.gpu, plan.rate_hour), plan.rate_hour)
-    ranked = [report.recommended.gpu, *(g for g in rates if g != report.recommended.gpu)]
+        plans.setdefault(plan.gpu, plan)
+    ranked = list(plans)
     estimates: list[SplitEstimate] | None = getattr(overview, "estimates", None) or None
     if estimates is None:  # a Report without the full table: one GPU at a time
         estimates = []
@@ -261,9 +254,7 @@ def plot_inputs(job: Job, report: Report, offers: Sequence[Offer],
     measured = {e.gpu for e in estimates if e.time_source == "measured" and e.fits}
     chosen = ranked[:max_gpus]
     chosen += [g for g in ranked if g in measured and g not in chosen][:2]
-    rates[report.recommended.gpu] = min(rates.get(report.recommended.gpu, float("inf")),
-                                        report.recommended.rate_hour)
-    return [e for e in estimates if e.gpu in chosen], {g: rates[g] for g in chosen}
+    return [e for e in estimates if e.gpu in chosen], {g: plans[g] for g in chosen}
 
 
 def recommend_plot(job: Job, report: Report, offers: Sequence[Offer],
@@ -271,9 +262,9 @@ def recommend_plot(job: Job, report: Report, offers: Sequence[Offer],
                    report_text: str = "") -> list[str]:
     """The ``recommend --plot`` figure for ``report``; returns what :func:`draw` drew."""
     check_path(path)
-    estimates, rates = plot_inputs(job, report, offers, profiles)
-    series = plot_series(estimates, rates, job.updates, job.splits())
+    estimates, plans = plot_inputs(job, report, offers, profiles)
+    series = plot_series(estimates, list(plans), job.splits())
     title = (f"{report.model}: {job.updates} updates, effective batch {job.effective_batch}, "
              f"{job.sequence_length} tokens, {job.precision}")
-    return draw(series, job.splits(), path, title, report_text,
+    return draw(series, ranking(list(plans.values())), job.splits(), path, title, report_text,
                 chosen=report.recommended.gpu)
