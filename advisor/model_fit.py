@@ -221,6 +221,8 @@ class _Fit:
     labels: tuple[str, ...]
     prior_of: Callable[[str], Prior]
     informed: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # priors that replaced the defaults (an anchored fit's globals), saved with the fit
+    overrides: Mapping[str, Prior] = field(default_factory=dict)
 
     def index(self) -> dict[str, int]:
         return {n: i for i, n in enumerate(self.names)}
@@ -255,10 +257,14 @@ def fit_to_dict(f: _Fit) -> dict[str, object]:
     r = f.result
     return {"names": list(f.names), "x": r.x.tolist(), "cov": r.cov.tolist(),
             "data_residuals": r.data_residuals.tolist(), "scale": r.scale, "dof": r.dof,
-            "labels": list(f.labels), "informed": {k: list(v) for k, v in f.informed.items()}}
+            "labels": list(f.labels), "informed": {k: list(v) for k, v in f.informed.items()},
+            "priors": {n: [p.center, p.sd, p.log, p.why] for n, p in f.overrides.items()}}
 
 
-def _fit_from_dict(d: Mapping[str, Any], prior_of: Callable[[str], Prior]) -> _Fit:
+def _fit_from_dict(d: Mapping[str, Any], default: Callable[[str], Prior]) -> _Fit:
+    overrides = {str(n): Prior(float(c), float(sd), bool(log), str(why))
+                 for n, (c, sd, log, why) in d.get("priors", {}).items()}
+    prior_of = _prior_lookup(default, overrides)
     names = tuple(str(n) for n in d["names"])
     result = MapResult(np.asarray(d["x"], dtype=np.float64),
                        np.asarray(d["cov"], dtype=np.float64),
@@ -266,11 +272,12 @@ def _fit_from_dict(d: Mapping[str, Any], prior_of: Callable[[str], Prior]) -> _F
                        float(d["scale"]), float(d["dof"]))
     return _Fit(names, tuple(prior_of(n) for n in names), result,
                 tuple(str(x) for x in d["labels"]), prior_of,
-                {str(k): tuple(v) for k, v in d["informed"].items()})
+                {str(k): tuple(v) for k, v in d["informed"].items()}, overrides)
 
 
 def time_fit_from_dict(d: Mapping[str, Any]) -> TimeFit:
-    """A :class:`TimeFit` saved with :func:`fit_to_dict` (default priors)."""
+    """A :class:`TimeFit` saved with :func:`fit_to_dict` (default priors, but those it
+    was fitted with)."""
     return TimeFit(_fit_from_dict(d, time_prior))
 
 
@@ -285,8 +292,10 @@ def _fit(
     labels: Sequence[str],
     residual_of: Callable[[dict[str, float]], Vec],
     fixed: Collection[str],
+    overrides: Mapping[str, Prior] | None = None,
 ) -> _Fit:
-    """MAP fit of the parameters ``names`` not in ``fixed`` (those stay at their prior)."""
+    """MAP fit of the parameters ``names`` not in ``fixed`` (those stay at their prior);
+    ``overrides``: the priors that replaced the defaults, kept with the fit."""
     free = tuple(n for n in names if n not in fixed)
     held = {n: prior_of(n).center for n in names if n in fixed}
     priors = tuple(prior_of(n) for n in free)
@@ -299,7 +308,7 @@ def _fit(
     result = map_fit(priors, resid, len(labels))
     jac = _jacobian(resid, result.x)
     informed = _informed(free, priors, labels, result, jac)
-    return _Fit(free, priors, result, tuple(labels), prior_of, informed)
+    return _Fit(free, priors, result, tuple(labels), prior_of, informed, dict(overrides or {}))
 
 
 def _informed(names: Sequence[str], priors: Sequence[Prior], labels: Sequence[str],
@@ -426,7 +435,7 @@ def fit_time(
             ])
             return np.asarray((pred - meas) / sig, dtype=np.float64)
 
-        fitted = _fit(names, prior_of, labels, resid, fixed)
+        fitted = _fit(names, prior_of, labels, resid, fixed, priors)
         centre.update({n: p.value(float(x)) for n, p, x in
                        zip(fitted.names, fitted.priors, fitted.result.x, strict=True)})
     assert fitted is not None
@@ -529,7 +538,7 @@ def fit_memory(
 
     prior_of = _prior_lookup(mem_prior, priors)
     labels = [o.label for o in observations]
-    return MemFit(_fit(names, prior_of, labels, resid, fixed))
+    return MemFit(_fit(names, prior_of, labels, resid, fixed, priors))
 
 
 # --- leave-one-out -------------------------------------------------------------------------

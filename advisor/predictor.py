@@ -277,6 +277,13 @@ def _key(p: Profile) -> Hashable:
 
 
 _CACHE: dict[Hashable, FittedModel] = {}
+# The GPUs whose profiles fit the model's global terms (GEMM efficiency of the stack, the
+# GPU floor per launch, the host base): the H200 this project measured (13 workloads) and the
+# published T4 table the first model was built on. Any other GPU's profile, shipped (the
+# published L4 row) or the user's, fits only its own GPU's host and device terms: a row the
+# model cannot fit (the L4's memory-bound work, bench/MODEL.md) must not move every other
+# GPU's prediction.
+GLOBAL_FIT_GPUS = ("H200-SXM", "T4")
 
 
 def _cache_key(profiles: Sequence[Profile], archs: Sequence[ModelArch] = ()) -> Hashable:
@@ -294,8 +301,13 @@ def fitted_model(
     A profile is used when its GPU is in the specs and its model is shipped or in ``archs``.
     With ``anchor`` (the reference model, when a user's profiles are added) the global time
     parameters stay at the anchor's fit: a profile then informs only its own GPU's host and
-    device terms, never another GPU's.
+    device terms, never another GPU's. Without one, the globals are fitted on the profiles
+    of :data:`GLOBAL_FIT_GPUS` alone and anchor the rest the same way.
     """
+    if anchor is None and any(p.gpu not in GLOBAL_FIT_GPUS for p in profiles):
+        core = [p for p in profiles if p.gpu in GLOBAL_FIT_GPUS]
+        if core:
+            anchor = fitted_model(core, archs)
     unique = list({_key(p): p for p in profiles}.items())
     extra = {a.name: a for a in archs}
     cache_key = (_cache_key(profiles, archs), anchor is not None)

@@ -145,7 +145,7 @@ def test_time_ratio_keeps_shared_parameters_correlated() -> None:
 def test_estimates_carry_bands_and_mark_measured_vs_predicted() -> None:
     arch = _arch("Qwen/Qwen3-1.7B")
     t4 = next(p for p in predictor.reference_profiles() if p.gpu == "T4")
-    rows, skipped = estimate_splits(arch, _setup(512), [SPECS["T4"], SPECS["L4"]],
+    rows, skipped = estimate_splits(arch, _setup(512), [SPECS["T4"], SPECS["L40S"]],
                                     [(1, 4), (2, 2), (4, 1)], [t4], 0.1)
     assert not skipped
     for e in rows:
@@ -154,7 +154,7 @@ def test_estimates_carry_bands_and_mark_measured_vs_predicted() -> None:
         assert e.time_source == ("measured" if e.gpu == "T4" else "predicted")
         assert e.headroom_gib is not None
     assert all("measured" in e.basis for e in rows if e.gpu == "T4")
-    assert all("transferred" in e.basis for e in rows if e.gpu == "L4")
+    assert all("transferred" in e.basis for e in rows if e.gpu == "L40S")
 
 
 def test_recommend_reports_fits_bands_and_calibration_advice() -> None:
@@ -229,7 +229,8 @@ def test_a_profile_moves_only_its_own_gpus_host() -> None:
     from dataclasses import replace
 
     job = load_job(Path(__file__).parent.parent / "examples" / "qwen3-1.7b-lora.yaml")
-    job = job.model_copy(update={"gpus": ["L4", "L40S", "H100-SXM"]})
+    # 1024 tokens: no shipped L4 measurement of this workload, so the L4 is predicted
+    job = job.model_copy(update={"gpus": ["L4", "L40S", "H100-SXM"], "sequence_length": 1024})
     offers = [Offer("test", "r1", f"{g}-box", g, 1, 80, 8, 64, 1.0, None, "test", "2026-01")
               for g in ("L4", "L40S", "H100-SXM")]
     other = next(p for p in predictor.reference_profiles()
