@@ -149,12 +149,7 @@ def estimate_job(job: Job, offers: Sequence[Offer],
     for p in matched:
         if id(p) in user_ids and p.gpu not in gpu_names:
             notes.append(f"profile for {p.gpu} unused: {p.gpu} is not among the job's gpus")
-    setup = TrainSetup(
-        method=job.method, lora_r=job.lora.r, lora_targets=job.lora.targets,
-        sequence_length=job.sequence_length, precision=job.precision,
-        gradient_checkpointing=job.gradient_checkpointing,
-        prepare_for_kbit=workload.prepare_for_kbit, lora_dropout=workload.lora_dropout,
-    )
+    setup = predictor.setup_for(workload)  # the one Workload -> TrainSetup conversion
     fitted = (predictor.fitted_model([*user_profiles, *references], archs=[arch],
                                      anchor=predictor.reference_model())
               if user_profiles else predictor.reference_model())

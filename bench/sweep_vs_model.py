@@ -1,9 +1,12 @@
-"""The current time model against the H200 sweep (bench/results/h200-sweep/), never fitted to it.
+"""The current time model against the H200 sweep (bench/results/h200-sweep/).
 
 Prints one row per measured split (measured median s/update, predicted value and 90 % band,
 error) and the summary (median and worst absolute error, band coverage); writes
-bench/results/sweep_vs_model.json. The sweep is plain TRL + PEFT (bench/h200_sweep.py), so
-this checks the model on workloads it has not seen: the baseline issue 12 has to beat.
+bench/results/sweep_vs_model.json. The sweep is plain TRL + PEFT (bench/h200_sweep.py). Since
+model v2 its workloads are reference profiles the model is fitted to, so this is an in-sample
+check (the held-out checks are bench/model_v2.py and bench/model_validation.py). Each
+workload reaches the model as its reference profile's Workload, through
+``predictor.setup_for``: the one conversion (liger, compile, QLoRA preparation, dropout).
 
     python bench/sweep_vs_model.py
 """
@@ -20,20 +23,18 @@ from tabulate import tabulate
 from gacost.advisor import predictor
 from gacost.advisor.predictor import TrainSetup
 from gacost.base import gpu_table, models
-from gacost.base.job import LINEAR_MODULES
+from gacost.base.profile import read_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 SWEEP = ROOT / "bench" / "results" / "h200-sweep"
+PROFILES = ROOT / "data" / "profiles"
 OUT = ROOT / "bench" / "results" / "sweep_vs_model.json"
 
 
-def _setup(w: dict[str, Any]) -> TrainSetup:
-    targets = w["targets"]
-    lora_targets = LINEAR_MODULES if targets == "all-linear" else tuple(
-        targets.split(",") if isinstance(targets, str) else targets)
-    return TrainSetup(method=w["method"], lora_r=w["lora_r"], lora_targets=lora_targets,
-                      sequence_length=w["seq_len"], precision=w["precision"],
-                      gradient_checkpointing=w["gradient_checkpointing"])
+def _setup(sweep_file: Path) -> TrainSetup:
+    """The setup of a sweep workload, from its reference profile's Workload."""
+    profile = read_profile(PROFILES / f"H200-SXM--{sweep_file.stem}--h200-sweep.json")
+    return predictor.setup_for(profile.workload, profile.software)
 
 
 def main() -> None:
@@ -44,7 +45,7 @@ def main() -> None:
         d = json.loads(path.read_text(encoding="utf-8"))
         w = d["workload"]
         name, cfg = models.load_model_config(Path(w["config"]).stem.replace("--", "/"))
-        arch, setup = models.model_arch(name, cfg), _setup(w)
+        arch, setup = models.model_arch(name, cfg), _setup(path)
         for s in d["splits"]:
             if s.get("status") != "ok":
                 continue
