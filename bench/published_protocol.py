@@ -1,5 +1,10 @@
 """The published measurement protocol, in plain TRL + PEFT (no gacost code in the timed path).
 
+Kept to reproduce the measurements of 2026-12-02 (bench/RESULTS.md): its trainer settings are
+those calibrate used then (adamw_torch, a constant schedule, no logging). The reference a
+calibration is checked against now is the user's script with TRL's defaults,
+``bench/user_script.py``.
+
 One split per process: build the model from an architecture config with random weights on
 the GPU, wrap it with PEFT LoRA, train with TRL's SFTTrainer for ``warmup + updates``
 optimizer updates on fixed-length synthetic sequences, and time every update between
@@ -28,34 +33,12 @@ from transformers import (  # noqa: E402
     AutoConfig,
     AutoModelForCausalLM,
     PreTrainedTokenizerFast,
-    TrainerCallback,
 )
 from trl import SFTConfig, SFTTrainer  # noqa: E402
 
 CUDA = torch.cuda.is_available()
-
-
-def sync() -> None:
-    if CUDA:
-        torch.cuda.synchronize()
-
-
-class Timer(TrainerCallback):  # type: ignore[misc]
-    """Seconds per optimizer update, on_step_end to on_step_end, synchronised."""
-
-    def __init__(self) -> None:
-        self.times: list[float] = []
-        self.last = 0.0
-
-    def on_train_begin(self, args, state, control, **kw):  # type: ignore[no-untyped-def]
-        sync()
-        self.last = time.perf_counter()
-
-    def on_step_end(self, args, state, control, **kw):  # type: ignore[no-untyped-def]
-        sync()
-        now = time.perf_counter()
-        self.times.append(now - self.last)
-        self.last = now
+# one timer for both references (bench/ is on the path of a bench script)
+from user_script import Timer  # noqa: E402
 
 
 def main() -> None:
