@@ -12,8 +12,12 @@ handled here are listed in ``data/prices/SOURCES.md``; in short:
   lowest zone price (zones agree in practice), spot the cheapest regular zone's (AWS
   Local Zones count only where no regular zone has a spot price).
 * A zero price means "unknown"; a spot price equal to on-demand means "no spot".
-* GPU counts and names come from small fix and inference tables (Azure ND H100 v5 says
-  12 GPUs but has 8); per-GPU memory is derived from ``GpuInfo`` per cloud.
+* GPU counts and names come from small fix and inference tables, each fix with its
+  source (Azure ND H100 v5 says 12 GPUs but has 8; NVv4 sizes are 1/8 to 1/2 of an MI25;
+  Spheron's ``n3-H100x8-NVLink`` is the 80 GB H100 PCIe, not the 94 GB NVL); every row
+  corrected is listed. Per-GPU memory is derived from ``GpuInfo`` per cloud.
+* A catalog whose only price is a spot rate written into both columns (Mithril) keeps it
+  as spot; its on-demand is cleared and listed.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from gacost.base.errors import PricingError
 from gacost.base.gpu_names import canonical_gpu
 from gacost.base.records import Offer
 from gacost.pricing.quality import (
+    CORRECTED,
     DROPPED,
     ON_DEMAND_CLEARED,
     Rejection,
@@ -64,7 +69,12 @@ GCP_GPU_PART_LOW = (
 GCP_OD_BELOW_SPOT = (
     "gcp GPU on-demand below its own spot price: not a list price (on-demand cleared)"
 )
-COUNT_FIXED = "gpu count corrected"
+COUNT_FIXED = "gpu count corrected (the catalog's count is wrong or a fraction is shown as 1)"
+GPU_NAME_FIXED = "gpu variant corrected (the catalog's name contradicts its GPU memory)"
+SPOT_AS_ON_DEMAND = (
+    "on-demand equal to spot in a catalog that writes its spot rate into both columns "
+    "(on-demand cleared)"
+)
 NAME_INFERRED = "accelerator inferred from instance name"
 SPOT_IS_ON_DEMAND = "spot equal to on-demand cleared"
 ZERO_PRICE = "zero price treated as unknown"
@@ -77,7 +87,29 @@ GPU_INFO_UNREADABLE = "GpuInfo unreadable (GPU memory unknown)"
 # Wrong GPU counts in the catalog: (provider, instance type) -> real count.
 _COUNT_FIXES: dict[tuple[str, str], float] = {
     ("azure", "Standard_ND96isr_H100_v5"): 8.0,  # the catalog says 12
+    # NVv4 sizes are partitions of one Radeon Instinct MI25 (the catalog says 1 GPU each):
+    # NV4as_v4 1/8 (2 GiB), NV8as_v4 1/4 (4 GiB), NV16as_v4 1/2 (8 GiB), NV32as_v4 1
+    # (16 GiB). Source: Microsoft Learn, NVv4-series sizes, and Azure Stack Hub GPU VMs
+    # ("partitioned GPU VM size": Standard_NV4as_v4 1/8 GPU, 2 GiB); read 2026-12-03.
+    ("azure", "Standard_NV4as_v4"): 0.125,
+    ("azure", "Standard_NV8as_v4"): 0.25,
+    ("azure", "Standard_NV16as_v4"): 0.5,
 }
+
+# GPU names the catalog gets wrong: (provider, instance-type pattern) -> canonical name.
+_GPU_NAME_FIXES: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    # Spheron resells Hyperstack's n3-H100x8-NVLink as "H100_NVL" with 80 GB per GPU;
+    # Hyperstack's own catalog names that flavour "H100-80G-PCIe-NVLink" (80 GB PCIe
+    # cards with NVLink bridges; skypilot-catalog hyperstack/vms.csv @ fdc9d908), and the
+    # H100 NVL has 94 GB (NVIDIA H100 datasheet). Read 2026-12-03.
+    ("spheron", re.compile(r"^n3-H100x8-NVLink(-bigroot)?__"), "H100-PCIe"),
+)
+
+# Catalogs whose one price is a spot rate written as both Price and SpotPrice: Mithril's
+# fetcher writes the spot auction's current minimum price (/v2/pricing/current) into both
+# columns (skypilot-org/skypilot sky/catalog/data_fetchers/fetch_mithril.py,
+# create_catalog; read 2026-12-03). Where they are equal the price is kept as spot only.
+SPOT_PRICED_CATALOGS = frozenset({"mithril"})
 
 # Blank AcceleratorName: instance-name pattern -> (accelerator, count or None if unknown).
 _INFERRED_ACCELERATORS: tuple[tuple[re.Pattern[str], str, float | None], ...] = (
@@ -171,6 +203,7 @@ class _Row:
     spot: float | None
     region: str
     zone: str
+    price_is_spot: bool = False  # the catalog's on-demand was its spot rate (cleared)
 
 
 @dataclass
@@ -251,7 +284,14 @@ def _parse_row(
     info = _gpu_info(cells.get("GpuInfo", ""), line, source)
     if info is None and cells.get("GpuInfo", "").strip():
         report.adjusted[GPU_INFO_UNREADABLE] += 1
-    price, spot = _clean_prices(num("Price"), num("SpotPrice"), report)
+    raw_price, raw_spot = num("Price"), num("SpotPrice")
+    price_is_spot = (
+        provider in SPOT_PRICED_CATALOGS
+        and bool(raw_price)
+        and raw_price == raw_spot
+    )
+    # a spot-priced catalog's equal on-demand is its spot rate: kept as spot only
+    price, spot = _clean_prices(None if price_is_spot else raw_price, raw_spot, report)
     placeholder = provider in _PLACEHOLDER_HOST_SPECS
     if placeholder:
         report.adjusted[HOST_SPECS_CLEARED] += 1
@@ -267,6 +307,7 @@ def _parse_row(
         spot=spot,
         region=_clean_region(cells["Region"]),
         zone=cells.get("AvailabilityZone", "").strip(),
+        price_is_spot=price_is_spot,
     )
 
 
@@ -379,7 +420,16 @@ def _row_offer(
     if count is None or count <= 0:
         report.dropped[COUNT_UNKNOWN] += 1
         return None
-    return _make_offer(row, row, accelerator, count, provider, source, fetched_at, report)
+    offer = _make_offer(row, row, accelerator, count, provider, source, fetched_at, report)
+    if offer is not None and row.count and count != row.count and row.accelerator:
+        report.rejections.append(
+            Rejection(replace(offer, gpu_count=row.count), COUNT_FIXED, CORRECTED)
+        )
+    if offer is not None and row.price_is_spot:
+        report.adjusted[SPOT_AS_ON_DEMAND] += 1
+        as_read = replace(offer, price_hour=offer.spot_hour)
+        report.rejections.append(Rejection(as_read, SPOT_AS_ON_DEMAND, ON_DEMAND_CLEARED))
+    return offer
 
 
 def _accelerator(row: _Row, provider: str, report: _Report) -> tuple[str, float | None]:
@@ -415,6 +465,11 @@ def _make_offer(
     if gpu is None:
         report.dropped[NOT_A_GPU] += 1
         return None
+    fixed_gpu = _gpu_name_fix(provider, instance)
+    named = gpu
+    if fixed_gpu is not None and fixed_gpu != gpu:
+        report.adjusted[GPU_NAME_FIXED] += 1
+        gpu = fixed_gpu
     price, spot = host.price, host.spot
     if not host.region:
         reason = NO_REGION_REASONS.get(provider, NO_REGION)
@@ -442,11 +497,20 @@ def _make_offer(
         source=source,
         fetched_at=fetched_at,
     )
+    if gpu != named:
+        report.rejections.append(Rejection(replace(offer, gpu=named), GPU_NAME_FIXED, CORRECTED))
     if suspect and offer.price_hour is not None:
         report.adjusted[GCP_OD_BELOW_SPOT] += 1
         report.rejections.append(Rejection(offer, GCP_OD_BELOW_SPOT, ON_DEMAND_CLEARED))
         offer = replace(offer, price_hour=None)
     return offer
+
+
+def _gpu_name_fix(provider: str, instance_type: str) -> str | None:
+    for fix_provider, pattern, gpu in _GPU_NAME_FIXES:
+        if provider == fix_provider and pattern.match(instance_type):
+            return gpu
+    return None
 
 
 def _on_demand_below_spot(gpu_row: _Row) -> bool:

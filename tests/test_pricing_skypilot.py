@@ -150,7 +150,9 @@ def test_azure_quirks() -> None:
     nd = find(result, "Standard_ND96isr_H100_v5", "eastus")
     assert (nd.gpu, nd.gpu_count, nd.spot_hour) == ("H100-SXM", 8, None)
     assert nd.per_gpu_hour == pytest.approx(98.32 / 8)
-    assert result.adjusted[skypilot.COUNT_FIXED] == 3
+    assert result.adjusted[skypilot.COUNT_FIXED] == 4  # 3 ND96isr_H100_v5, 1 NV16as_v4 (1/2)
+    fixed = [r for r in result.rejections if r.reason == skypilot.COUNT_FIXED]
+    assert len(fixed) == 4 and all(r.offer.gpu_count in (12, 1) for r in fixed)
     nc = find(result, "Standard_NC40ads_H100_v5", "eastus")
     assert (nc.gpu, nc.price_hour, nc.spot_hour) == ("H100-NVL", 6.98, None)
     confidential = find(result, "Standard_NCC40ads_H100_v5", "eastus2")
