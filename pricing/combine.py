@@ -31,6 +31,8 @@ from gacost.pricing.sources import SOURCES
 
 SNAPSHOT = "snapshot"
 SHIPPED_MAX_AGE = timedelta(days=30)  # when the embedded snapshot is worth a warning
+# The advice that ends a stale-prices warning (dropped right after a refresh that failed).
+REFRESH_ADVICE = "`gacost prices --refresh` fetches current rates"
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 Warn = Callable[[str], None]
@@ -100,15 +102,14 @@ def staleness_warning(
         more = f" (and {len(fetched) - 1} more source(s))" if len(fetched) > 1 else ""
         return (
             f"prices: {describe(oldest, now, snapshot)}{more}, past the max age "
-            f"({format_age(max_age) if max_age else 0}); "
-            "`gacost prices --refresh` fetches current rates"
+            f"({format_age(max_age) if max_age else 0}); {REFRESH_ADVICE}"
         )
     shipped = next((p for p in used if p.name == SNAPSHOT), None)
     if shipped is not None and now - shipped.fetched_at > SHIPPED_MAX_AGE:
         return (
             f"prices: {describe(shipped, now, snapshot)} is over "
-            f"{format_age(SHIPPED_MAX_AGE)} old; `gacost prices --refresh` fetches current "
-            "rates (a newer gacost ships newer ones)"
+            f"{format_age(SHIPPED_MAX_AGE)} old; {REFRESH_ADVICE} (a newer gacost ships "
+            "newer ones)"
         )
     return None
 

@@ -4,7 +4,11 @@ Checks, in order (each dropped or changed offer becomes one :class:`Rejection` w
 reason, listed by ``gacost prices --rejected``):
 
 1. exact duplicates, then conflicting duplicates (same provider, region and instance type
-   with other prices: the first is kept);
+   with other prices: the first is kept), then alias duplicates: offers equal in every
+   field but the instance name (Cudo's ``-compute``/``-graphics`` twins, Spheron's
+   ``-bigroot`` copies, GCP ``a3-edgegpu-8g`` beside ``a3-highgpu-8g``). One is kept: the
+   name the provider sells in the most regions, then the shortest, then the first
+   alphabetically;
 2. on-demand prices that are zero, negative or absurd per GPU-hour (dropped); spot prices
    that are absurd or above on-demand (only the spot is cleared);
 3. known spot-only shapes (:data:`SPOT_ONLY_SHAPES`, each with its source): the on-demand
@@ -37,6 +41,10 @@ from gacost.base.records import Offer
 
 DUPLICATE = "exact duplicate"
 CONFLICT = "conflicting duplicate (same provider, region and instance type; first kept)"
+ALIAS = (
+    "alias duplicate (same provider, region, GPU, host and prices as another instance "
+    "name; one kept)"
+)
 BAD_COUNT = "gpu count zero or negative"
 BAD_PRICE = "on-demand price zero or negative"
 ABSURD_PRICE = "on-demand per-GPU price out of range"
@@ -48,8 +56,8 @@ SPOT_ONLY = "spot/flex-start only shape (on-demand cleared)"
 MARKET_LOW = "per-GPU on-demand far below the GPU's price across providers"
 MARKET_HIGH = "per-GPU on-demand far above the GPU's price across providers (flagged)"
 
-DROPPED, ON_DEMAND_CLEARED, SPOT_CLEARED, FLAGGED = (
-    "dropped", "on-demand cleared", "spot cleared", "flagged",
+DROPPED, ON_DEMAND_CLEARED, SPOT_CLEARED, FLAGGED, CORRECTED = (
+    "dropped", "on-demand cleared", "spot cleared", "flagged", "corrected",
 )  # fmt: skip
 
 #: (provider, instance-type pattern) -> source: shapes sold only as spot or flex-start.
@@ -126,7 +134,7 @@ def review_offers(
     spread of each GPU, for the providers ``offers`` does not cover.
     """
     out: list[Rejection] = []
-    unique = _drop_duplicates(offers, out)
+    unique = _drop_aliases(_drop_duplicates(offers, out), out)
     priced = [o for o in (_check_prices(o, rules, out) for o in unique) if o is not None]
     shaped = [_spot_only(o, out) for o in priced]
     kept = _drop_low_outliers(shaped, rules, out)
@@ -151,6 +159,40 @@ def _drop_duplicates(offers: Iterable[Offer], out: list[Rejection]) -> list[Offe
         keys.add(key)
         kept.append(offer)
     return kept
+
+
+def _drop_aliases(offers: list[Offer], out: list[Rejection]) -> list[Offer]:
+    """Keep one of the offers that differ only in their instance name (see module doc)."""
+    regions: dict[tuple[str, str], set[str]] = defaultdict(set)
+    groups: dict[tuple[object, ...], list[Offer]] = defaultdict(list)
+    for offer in offers:
+        regions[(offer.provider, offer.instance_type)].add(offer.region)
+        groups[_alias_key(offer)].append(offer)
+
+    def rank(offer: Offer) -> tuple[int, int, str]:
+        spread = len(regions[(offer.provider, offer.instance_type)])
+        return (-spread, len(offer.instance_type), offer.instance_type)
+
+    dropped: set[int] = set()
+    for group in groups.values():
+        if len(group) > 1:
+            keep = min(group, key=rank)
+            dropped.update(id(o) for o in group if o is not keep)
+    kept = []
+    for offer in offers:
+        if id(offer) in dropped:
+            out.append(Rejection(offer, ALIAS, DROPPED))
+        else:
+            kept.append(offer)
+    return kept
+
+
+def _alias_key(offer: Offer) -> tuple[object, ...]:
+    return (
+        offer.provider, offer.region, offer.gpu, offer.gpu_count, offer.gpu_memory_gib,
+        offer.vcpus, offer.ram_gib, offer.price_hour, offer.spot_hour, offer.source,
+        offer.fetched_at, offer.interruption_per_hour,
+    )  # fmt: skip
 
 
 def _check_prices(offer: Offer, rules: QualityRules, out: list[Rejection]) -> Offer | None:

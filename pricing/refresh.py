@@ -3,8 +3,11 @@
 A source is fetched when its cache is missing, corrupt or older than the max age; the
 offers go through :func:`pricing.quality.check_offers` and replace the cache file only
 when some are left. On any failure (network, HTTP status, parse, empty result) the cache
-is left exactly as it was and one warning names the source and the age of what is used
-instead. Sources that need an API key are skipped with a note when the key is not set.
+is left exactly as it was and one line names the source, the error and what is used
+instead (a cache, the embedded snapshot, or for the spot advisor no interruption data).
+Sources that need an API key are skipped with a note when the key is not set. Those
+per-source lines go to ``warn``/``note``; :meth:`Refresher.summary` sums a refresh up in
+one line ("0 of 24 sources refreshed; using ... for ...") for callers that print only that.
 
 The sources are fetched in parallel threads under one deadline for the whole refresh
 (``deadline_s``, default :data:`DEFAULT_DEADLINE_S`, ``$GACOST_REFRESH_DEADLINE``): every
@@ -50,6 +53,7 @@ from gacost.pricing.spot_advisor import SpotRisk
 FETCHED, FRESH, SKIPPED, FAILED = "fetched", "fresh", "skipped", "failed"
 Fetched = FetchResult | SpotRisk | GacostError
 REJECTED = "rejected"
+NO_RISK_DATA = "no interruption data"  # the spot advisor's fallback without a cache
 DEADLINE_ENV = "GACOST_REFRESH_DEADLINE"
 DEFAULT_DEADLINE_S = 60.0
 # A fetch keeping fewer than this share of the offers it would replace is refused. Routine
@@ -82,6 +86,17 @@ class Outcome:
     offers: int = 0
     dropped: dict[str, int] = field(default_factory=dict)
     message: str = ""
+    fallback: str = ""  # failed or rejected: what is used instead (see Refresher._fallback)
+
+    @property
+    def failed(self) -> bool:
+        """True when the source was due but nothing new was stored."""
+        return self.status in (FAILED, REJECTED)
+
+
+def format_max_age(max_age: timedelta) -> str:
+    """``"24 h"``; ``0`` reads as what it does ("0: always fetch"), not "under a minute"."""
+    return "0: always fetch" if max_age <= timedelta(0) else format_age(max_age)
 
 
 def select_sources(names: Sequence[str] = (), providers: Sequence[str] = ()) -> list[str]:
@@ -179,7 +194,7 @@ class Refresher:
         if cached is not None and cached.age(self.now) <= max_age:
             message = (
                 f"{name}: cached prices are {format_age(cached.age(self.now))} old "
-                f"(max age {format_age(max_age)}); not fetched"
+                f"(max age {format_max_age(max_age)}); not fetched"
             )
             self.note(message)
             return Outcome(name, FRESH, len(cached.offers), message=message)
@@ -195,7 +210,10 @@ class Refresher:
         age = max(timedelta(0), self.now - parse_timestamp(risk.fetched_at))
         if age > max_age:
             return None
-        message = f"{name}: cached rates are {format_age(age)} old; not fetched"
+        message = (
+            f"{name}: cached rates are {format_age(age)} old "
+            f"(max age {format_max_age(max_age)}); not fetched"
+        )
         self.note(message)
         return Outcome(name, FRESH, len(risk.rates), message=message)
 
@@ -242,24 +260,35 @@ class Refresher:
         """Write a fetched table into the cache unless it failed or lost too many offers."""
         if isinstance(result, SpotRisk):
             return self._store_risk(name, result)
+        if SOURCES[name].kind == "risk":
+            instead = self._risk_fallback()
+            message = f"{name}: refresh failed ({result}); using {instead}"
+            if instead == NO_RISK_DATA:
+                message += " (AWS spot costs use the job's spot_allowance)"
+            self.warn(message)
+            return Outcome(name, FAILED, message=message, fallback=instead)
         cached = self._readable_cache(name)
         if not isinstance(result, GacostError):
             shrink = None if self.force else self._shrunk(name, result, cached)
             if shrink is not None:
+                instead = self._fallback(cached)
                 message = (
                     f"{name}: fetched table rejected, {shrink}; keeping "
-                    f"{self._fallback(cached)} (`--force` stores it anyway)"
+                    f"{instead} (`--force` stores it anyway)"
                 )
                 self.warn(message)
-                return Outcome(name, REJECTED, len(result.offers), result.dropped, message)
+                return Outcome(
+                    name, REJECTED, len(result.offers), result.dropped, message, instead
+                )
             try:
                 self.cache.write(name, result.offers, result.rejections)
             except GacostError as exc:
                 result = exc
         if isinstance(result, GacostError):
-            message = f"{name}: refresh failed ({result}); using {self._fallback(cached)}"
+            instead = self._fallback(cached)
+            message = f"{name}: refresh failed ({result}); using {instead}"
             self.warn(message)
-            return Outcome(name, FAILED, message=message)
+            return Outcome(name, FAILED, message=message, fallback=instead)
         message = self._summary(name, result)
         self.note(message)
         return Outcome(name, FETCHED, len(result.offers), result.dropped, message)
@@ -333,6 +362,43 @@ class Refresher:
         snap = Part(SNAPSHOT, "", 0, snapshot_time(self.snapshot), ())
         return describe(snap, self.now, self.snapshot)
 
+    def _risk_fallback(self) -> str:
+        """What spot costs use when the advisor cannot be fetched: the snapshot has no
+        interruption data, so it is the cached rates or the job's spot_allowance."""
+        try:
+            risk = spot_advisor.read_risk(self.cache.risk_path())
+        except GacostError:
+            risk = None
+        if risk is None:
+            return NO_RISK_DATA
+        age = max(timedelta(0), self.now - parse_timestamp(risk.fetched_at))
+        return f"the interruption rates cached {format_age(age)} ago"
+
+    def summary(self, outcomes: Sequence[Outcome], max_age: timedelta) -> str:
+        """One line for a whole refresh: how many sources were refreshed, and for the
+        others what is used instead (``--verbose`` lists each source's line)."""
+        fetched = sum(1 for o in outcomes if o.status == FETCHED)
+        counts = Counter(o.status for o in outcomes)
+        parts = [f"{fetched} of {len(outcomes)} sources refreshed"]
+        details = []
+        if counts[FRESH]:
+            details.append(f"{counts[FRESH]} cached within the max age "
+                           f"({format_max_age(max_age)})")  # fmt: skip
+        if counts[SKIPPED]:
+            details.append(f"{counts[SKIPPED]} skipped for want of an API key")
+        failed = [o for o in outcomes if o.failed]
+        if failed:
+            details.append(f"{len(failed)} failed")
+        if details:
+            parts[0] += f" ({', '.join(details)})"
+        by_fallback: dict[str, list[str]] = {}
+        for outcome in failed:
+            by_fallback.setdefault(outcome.fallback, []).append(outcome.name)
+        if by_fallback:
+            uses = [f"{what} for {_some(names)}" for what, names in by_fallback.items()]
+            parts.append("using " + ", and ".join(uses))
+        return "; ".join(parts)
+
     def _summary(self, name: str, result: FetchResult) -> str:
         detail = f" ({result.detail})" if result.detail else ""
         text = f"{name}: {len(result.offers)} offers from {SOURCES[name].label}{detail}"
@@ -349,3 +415,10 @@ class Refresher:
             return
         with http.make_client(self.policy) as client:
             yield client
+
+
+def _some(names: Sequence[str], shown: int = 3) -> str:
+    """``"a, b and c"``, or ``"a, b, c and 20 more"``."""
+    if len(names) <= shown:
+        return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    return f"{', '.join(names[:shown])} and {len(names) - shown} more"

@@ -95,6 +95,7 @@ class Router:
     def __init__(self) -> None:
         self.routes: dict[str, list[Reply]] = {}
         self.requests: list[httpx.Request] = []
+        self.default: Exception | None = None  # raised for an unrouted URL instead of a 404
 
     def add(self, url: str, *replies: Reply) -> Router:
         """Answer requests to ``url`` (query ignored) with ``replies``."""
@@ -105,6 +106,8 @@ class Router:
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
         queue = self.routes.get(f"{request.url.host}{request.url.path}")
+        if not queue and self.default is not None:
+            raise self.default
         if not queue:
             return httpx.Response(404, text="no route")
         reply = queue.pop(0) if len(queue) > 1 else queue[0]

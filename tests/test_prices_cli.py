@@ -8,18 +8,23 @@ import json
 import re
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import httpx
 import pytest
+import time_machine
+from conftest import shifted_clock
 from pricing_helpers import Router, forbid_network, full_catalog_text, isolate, json_reply
 
 from gacost.cli import main
 from gacost.commands.inputs import price_table
-from gacost.pricing import http
+from gacost.pricing import http, spot_advisor
 from gacost.pricing.cache import PriceCache
 from gacost.pricing.fetch_azure import API_URL as AZURE_URL
 from gacost.pricing.fetch_skypilot import PRIMARY_BASE
+from gacost.pricing.refresh import format_max_age, select_sources
+from gacost.pricing.sources import SOURCES
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "qwen3-1.7b-lora.yaml"
@@ -89,9 +94,10 @@ def test_refresh_fetches_caches_and_shows_live_rows(
     network.add(AZURE_URL, json_reply("azure_retail_page1.json"),
                 json_reply("azure_retail_page2.json"))  # fmt: skip
     code, out, err = _run(capsys, "--refresh", "--source", "azure", "--provider", "azure",
-                          "--gpu", "T4", "--format", "csv")  # fmt: skip
+                          "--gpu", "T4", "--format", "csv", "--verbose")  # fmt: skip
     assert code == 0
     assert err.startswith("note: azure: 6 offers from Azure Retail Prices API")
+    assert err.splitlines()[-1] == "note: prices: 1 of 1 sources refreshed"
     rows = {(r["region"], r["instance"]): r for r in _csv(out)}
     assert rows[("eastus", "Standard_NC4as_T4_v3")]["on_demand_hour"] == "0.526"
     assert list(rows) == [("eastus", "Standard_NC4as_T4_v3")]  # live azure replaces the snapshot
@@ -119,9 +125,88 @@ def test_failed_refresh_warns_once_and_still_lists(
     code, out, err = _run(capsys, "--refresh", "--source", "skypilot-gcp", "--gpu", "L4")
     assert code == 0 and "g2-standard-4" in out  # the embedded snapshot
     (line,) = err.splitlines()
-    assert line.startswith("warning: skypilot-gcp: refresh failed (")
-    assert "HTTP 404" in line and "using the embedded snapshot (as of 2026-12-02" in line
+    assert line.startswith("warning: prices: 0 of 1 sources refreshed (1 failed); using the "
+                           "embedded snapshot (as of 2026-12-02")  # fmt: skip
+    assert line.endswith("for skypilot-gcp (--verbose says why)")
     assert not (cache_dir / "prices" / "skypilot-gcp.csv").exists()
+    code, _, err = _run(capsys, "--refresh", "--source", "skypilot-gcp", "--gpu", "L4", "-v")
+    detail, summary = err.splitlines()
+    assert detail.startswith("warning: skypilot-gcp: refresh failed (") and "HTTP 404" in detail
+    assert summary.startswith("warning: prices: 0 of 1 sources refreshed")
+
+
+def test_offline_refresh_says_it_in_one_line(
+    capsys: pytest.CaptureFixture[str], network: Router, cache_dir: Path
+) -> None:
+    network.default = httpx.ConnectError("Name or service not known")
+    code, out, err = _run(capsys, "--refresh", "--gpu", "L4")
+    assert code == 0 and "g2-standard-4" in out
+    (line,) = err.splitlines()
+    total = len(select_sources())
+    keyed = sum(1 for n in select_sources() if SOURCES[n].key_env)
+    assert line.startswith(f"warning: prices: 0 of {total} sources refreshed")
+    assert f"{keyed} skipped for want of an API key, {total - keyed} failed" in line
+    assert "using the embedded snapshot (as of 2026-12-02" in line
+    assert "no interruption data for aws-spot-advisor" in line
+    assert "gacost prices --refresh" not in err and "Name or service" not in err
+    assert len(line) < 400
+
+
+def test_strict_refresh_fails_with_status_4(
+    capsys: pytest.CaptureFixture[str], network: Router, cache_dir: Path
+) -> None:
+    code, out, err = _run(capsys, "--refresh", "--source", "skypilot-gcp", "--strict")
+    assert code == 4 and out == ""
+    (line,) = err.splitlines()
+    assert line.startswith("error: prices: 0 of 1 sources refreshed") and "--strict" in line
+    network.add(f"{PRIMARY_BASE}/v8/lambda/vms.csv",
+                httpx.Response(200, text=full_catalog_text("lambda")))  # fmt: skip
+    code, out, err = _run(capsys, "--source", "skypilot-lambda", "--strict", "--gpu", "A10")
+    assert code == 0 and "gpu_1x_a10" in out
+    assert err == "note: prices: 1 of 1 sources refreshed\n"
+
+
+def test_spot_advisor_failure_says_what_is_used(
+    capsys: pytest.CaptureFixture[str], network: Router, cache_dir: Path
+) -> None:
+    code, _, err = _run(capsys, "--refresh", "--source", "aws-spot-advisor", "-v")
+    detail, summary = err.splitlines()
+    assert code == 0 and "embedded snapshot" not in err
+    assert detail.endswith("using no interruption data (AWS spot costs use the job's "
+                           "spot_allowance)")  # fmt: skip
+    network.add(spot_advisor.URL, json_reply("aws_spot_advisor.json"))
+    assert _run(capsys, "--refresh", "--source", "aws-spot-advisor")[0] == 0
+    network.add(spot_advisor.URL, httpx.Response(503))
+    code, _, err = _run(capsys, "--refresh", "--source", "aws-spot-advisor", "--max-age", "0")
+    assert "using the interruption rates cached under a minute ago for aws-spot-advisor" in err
+
+
+def test_after_a_failed_refresh_the_stale_warning_does_not_advise_it(
+    capsys: pytest.CaptureFixture[str], network: Router, cache_dir: Path
+) -> None:
+    with time_machine.travel(shifted_clock("snapshot+60d"), tick=True):
+        code, _, err = _run(capsys, "--refresh", "--source", "skypilot-gcp", "--gpu", "L4")
+        summary, stale = err.splitlines()
+        assert summary.startswith("warning: prices: 0 of 1 sources refreshed")
+        assert stale.startswith("warning: prices: the embedded snapshot (as of 2026-12-02")
+        assert "gacost prices --refresh" not in err and "the refresh above did not" in stale
+        _, _, err = _run(capsys, "--gpu", "L4")  # no refresh tried: the advice stands
+        assert "`gacost prices --refresh` fetches current rates" in err
+
+
+def test_max_age_zero_reads_as_always_fetch(
+    capsys: pytest.CaptureFixture[str], network: Router, cache_dir: Path
+) -> None:
+    network.add(f"{PRIMARY_BASE}/v8/lambda/vms.csv",
+                httpx.Response(200, text=full_catalog_text("lambda")))  # fmt: skip
+    assert _run(capsys, "--source", "skypilot-lambda")[0] == 0
+    code, _, err = _run(capsys, "--source", "skypilot-lambda", "--max-age", "0")
+    assert code == 0 and err == "note: prices: 1 of 1 sources refreshed\n"  # fetched again
+    _, _, err = _run(capsys, "--source", "skypilot-lambda", "--max-age", "1h", "-v")
+    assert "(max age 1 h); not fetched" in err
+    assert err.splitlines()[-1] == ("note: prices: 0 of 1 sources refreshed (1 cached within "
+                                    "the max age (1 h))")  # fmt: skip
+    assert format_max_age(timedelta(0)) == "0: always fetch"
 
 
 def test_stale_cache_gets_a_warning(

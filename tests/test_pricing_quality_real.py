@@ -126,5 +126,5 @@ def test_every_rejection_is_listed_with_a_known_action(
     _, rejections = built
     actions = Counter(r.action for r in rejections)
     assert set(actions) <= {quality.DROPPED, quality.ON_DEMAND_CLEARED, quality.SPOT_CLEARED,
-                            quality.FLAGGED}  # fmt: skip
+                            quality.FLAGGED, quality.CORRECTED}  # fmt: skip
     assert all(r.reason for r in rejections)

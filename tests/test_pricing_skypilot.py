@@ -75,12 +75,20 @@ def test_gcp_drops_gpu_rows_without_host_and_low_outliers() -> None:
     result = parse("gcp")
     assert all(o.instance_type for o in result.offers)
     assert {o.gpu for o in result.offers} == {"A100-40GB-SXM", "A100-80GB-SXM", "H100-SXM", "L4"}
-    assert result.dropped[skypilot.GCP_GPU_UNMATCHED] == 30
-    # H100 at 4.20/GPU in us-central1/us-west1 against 9.80-12.74 elsewhere
+    unmatched = {
+        r: n for r, n in result.dropped.items() if r.startswith(skypilot.GCP_GPU_UNMATCHED)
+    }
+    assert sum(unmatched.values()) == 30
+    # each reason names the host type the row wants
+    assert unmatched[f"{skypilot.GCP_GPU_UNMATCHED} (a2-highgpu-1g missing)"] == 1
+    assert unmatched[
+        f"{skypilot.GCP_GPU_UNMATCHED} (an n1 host with >= 4 vCPUs and >= 16 GiB missing)"
+    ] == 7  # 1x T4: the sample has no n1 host rows
+    # H100 at 4.20/GPU in us-central1/us-west1: 3.55x the a3 host against 8.29-10.26x
+    # elsewhere; A100-80GB at 2.08/GPU in us-east4: 1.68x against 3.57-4.02x
     h100_regions = {o.region for o in result.offers if o.gpu == "H100-SXM"}
     assert h100_regions == {"europe-west4", "us-east4", "us-east5"}
-    # and A100-80GB at 2.08/GPU in us-east4 against 4.42-4.85 where on-demand is above spot
-    assert result.dropped[skypilot.GCP_GPU_OUTLIER] == 4
+    assert result.dropped[skypilot.GCP_GPU_PART_LOW] == 4
     # the A100-80GB GPU part is priced on demand below its own spot in us-central1 and
     # europe-west4: not a list price, so the on-demand is cleared and the spot kept
     central = find(result, "a2-ultragpu-1g", "us-central1")
@@ -142,7 +150,9 @@ def test_azure_quirks() -> None:
     nd = find(result, "Standard_ND96isr_H100_v5", "eastus")
     assert (nd.gpu, nd.gpu_count, nd.spot_hour) == ("H100-SXM", 8, None)
     assert nd.per_gpu_hour == pytest.approx(98.32 / 8)
-    assert result.adjusted[skypilot.COUNT_FIXED] == 3
+    assert result.adjusted[skypilot.COUNT_FIXED] == 4  # 3 ND96isr_H100_v5, 1 NV16as_v4 (1/2)
+    fixed = [r for r in result.rejections if r.reason == skypilot.COUNT_FIXED]
+    assert len(fixed) == 4 and all(r.offer.gpu_count in (12, 1) for r in fixed)
     nc = find(result, "Standard_NC40ads_H100_v5", "eastus")
     assert (nc.gpu, nc.price_hour, nc.spot_hour) == ("H100-NVL", 6.98, None)
     confidential = find(result, "Standard_NCC40ads_H100_v5", "eastus2")

@@ -43,6 +43,12 @@ class PricingError(GacostError):
     """Price sources could not be fetched or parsed."""
 
 
+class RefreshFailedError(PricingError):
+    """``--strict``: a price source due for a refresh was not refreshed (exit 4)."""
+
+    exit_code = 4
+
+
 class CalibrationError(GacostError):
     """Calibration could not run."""
 

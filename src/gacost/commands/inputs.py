@@ -13,19 +13,19 @@ import argparse
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from gacost.base.clock import utc_now
-from gacost.base.errors import DataError, JobSpecError
+from gacost.base.errors import DataError, JobSpecError, RefreshFailedError
 from gacost.base.inputfile import check_file, clip
 from gacost.base.job import MAX_GPUS_PER_RUN, Job, load_job, read_job_file
 from gacost.base.profile import Profile, read_profile
 from gacost.base.trl_config import TrlJob, build_job, load_trl_config
 from gacost.pricing.cache import PriceCache, max_age_from_env
-from gacost.pricing.combine import load_freshest
+from gacost.pricing.combine import REFRESH_ADVICE, load_freshest
 from gacost.pricing.price_file import read_price_file
 from gacost.pricing.snapshot import PriceTable, load_snapshot
 
@@ -42,13 +42,17 @@ def price_table(
     max_age: timedelta | None = None,
     force: bool = False,
     deadline: timedelta | None = None,
+    verbose: bool = False,
+    strict: bool = False,
 ) -> PriceTable:
     """The offers of a price file, or the freshest of the price cache and the snapshot.
 
     Without ``refresh`` no network is used (and httpx is not imported). With it, the
     ``sources`` (default: every default source of ``providers``) whose cache is older than
-    ``max_age`` (default ``$GACOST_PRICE_MAX_AGE`` or 24 h) are fetched first; failures
-    print one warning each and fall back to the cache or the snapshot.
+    ``max_age`` (default ``$GACOST_PRICE_MAX_AGE`` or 24 h) are fetched first, failures
+    falling back to the cache or the snapshot. One line sums the refresh up (a warning
+    when a source failed); ``verbose`` adds one line per source first. ``strict`` raises
+    :class:`RefreshFailedError` (exit 4) when a source failed, instead of going on.
     """
     if path is not None:
         return _price_file(path)
@@ -56,9 +60,25 @@ def price_table(
     cache = PriceCache()
     now = utc_now()
     age = max_age if max_age is not None else max_age_from_env()
+    said = warn
     if refresh:
-        refresh_prices(cache, snapshot, now, age, sources, providers, force, deadline)
-    return load_freshest(cache=cache, snapshot=snapshot, now=now, max_age=age, warn=warn)
+        failed = refresh_prices(
+            cache, snapshot, now, age, sources, providers, force, deadline, verbose, strict
+        )
+        if failed:
+            said = _without_refresh_advice
+        # what this refresh stored is stamped `now` to the second: never past the max age
+        # (`--max-age 0` means "fetch everything", not "warn about what was just fetched")
+        age = max(age, STAMP_RESOLUTION)
+    return load_freshest(cache=cache, snapshot=snapshot, now=now, max_age=age, warn=said)
+
+
+STAMP_RESOLUTION = timedelta(seconds=1)  # cache stamps are whole seconds (format_timestamp)
+
+
+def _without_refresh_advice(message: str) -> None:
+    """A warning after a refresh that failed: advising that refresh again is no help."""
+    warn(message.replace(REFRESH_ADVICE, "the refresh above did not get them"))
 
 
 def refresh_prices(
@@ -70,17 +90,31 @@ def refresh_prices(
     providers: Sequence[str] = (),
     force: bool = False,
     deadline: timedelta | None = None,
+    verbose: bool = False,
+    strict: bool = False,
 ) -> list[Outcome]:
-    """Fetch the stale sources into ``cache`` (imports the fetch layer, hence httpx)."""
+    """Fetch the stale sources into ``cache`` (imports the fetch layer, hence httpx) and
+    print the summary line; returns the sources that failed (see :func:`price_table`)."""
     from gacost.pricing.refresh import Refresher, deadline_from_env, select_sources
 
     names = select_sources(sources, providers)
     seconds = deadline.total_seconds() if deadline is not None else deadline_from_env()
+    quiet: Callable[[str], None] = lambda _message: None  # noqa: E731 - the detail is --verbose
     refresher = Refresher(
-        cache=cache, snapshot=snapshot, now=now, env=os.environ, warn=warn, note=note,
+        cache=cache, snapshot=snapshot, now=now, env=os.environ,
+        warn=warn if verbose else quiet, note=note if verbose else quiet,
         deadline_s=seconds, force=force,
     )  # fmt: skip
-    return refresher.refresh(names, max_age)
+    outcomes = refresher.refresh(names, max_age)
+    failed = [o for o in outcomes if o.failed]
+    line = f"prices: {refresher.summary(outcomes, max_age)}"
+    if failed and strict:
+        raise RefreshFailedError(f"{line}; stopped by --strict")
+    if failed:
+        warn(line if verbose else f"{line} (--verbose says why)")
+    else:
+        note(line)
+    return failed
 
 
 def warn(message: str) -> None:

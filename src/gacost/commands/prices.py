@@ -91,8 +91,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--max-age",
         type=_age,
         metavar="AGE",
-        help="refresh caches older than this, e.g. 6h, 2d, 0 (default $GACOST_PRICE_MAX_AGE "
-        "or 24h)",
+        help="refresh caches older than this, e.g. 6h, 2d; 0 fetches every source (default "
+        "$GACOST_PRICE_MAX_AGE or 24h)",
     )
     p.add_argument(
         "--deadline",
@@ -105,6 +105,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--force",
         action="store_true",
         help="store a fetched table even when it has under half the offers it replaces",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="with --refresh: exit with status 4, listing nothing, when a source could not "
+        "be refreshed (for scripts)",
+    )
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="with --refresh: one line per source (what was fetched, or why not) before the "
+        "summary",
     )
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
     p.add_argument(
@@ -148,6 +161,8 @@ def run(args: argparse.Namespace) -> str:
         max_age=args.max_age,
         force=args.force,
         deadline=args.deadline,
+        verbose=args.verbose,
+        strict=args.strict,
     )
     check_filters(table.offers, args.provider, args.region)
     if args.compare:
