@@ -80,7 +80,12 @@ def layer_working_set_per_token(arch: ModelArch, setup: TrainSetup) -> float:
     # each adapter's A matmul saves its own copy of its input (PEFT casts the input to the
     # adapter's dtype per wrapped linear; autocast saves the compute-dtype copy), one per
     # wrapped linear even where q, k and v share the layer's input
-    return act_bytes(setup) * (5 * h + 2 * hq + 2 * hkv + 4 * f + widths) + masks
+    upcast = 0.0
+    if setup.method == "qlora" and setup.prepare_for_kbit:
+        # prepare_model_for_kbit_training keeps the norms in fp32: their outputs (the inputs
+        # of q, k, v, gate and up) come out fp32, 2 B more per element than bf16, twice a layer
+        upcast = 2.0 * 2 * h
+    return act_bytes(setup) * (5 * h + 2 * hq + 2 * hkv + 4 * f + widths) + masks + upcast
 
 
 def weight_bytes(arch: ModelArch, setup: TrainSetup) -> float:
@@ -110,7 +115,10 @@ def memory_costs(arch: ModelArch, setup: TrainSetup) -> MemoryCosts:
     """The memory terms of ``setup`` on ``arch``."""
     layer = layer_working_set_per_token(arch, setup)
     if setup.gradient_checkpointing:
-        acts = arch.num_hidden_layers * arch.hidden_size * act_bytes(setup) + 2 * layer
+        # each layer's checkpointed input; after prepare_model_for_kbit_training the fp32
+        # norms and the 4-bit linears' fp32 outputs make the residual stream fp32
+        stream = 4.0 if setup.method == "qlora" and setup.prepare_for_kbit else act_bytes(setup)
+        acts = arch.num_hidden_layers * arch.hidden_size * stream + 2 * layer
     else:
         acts = arch.num_hidden_layers * layer
     if setup.chunked_loss:

@@ -75,9 +75,13 @@ def _protocol(path: Path, base: Profile, name: str) -> Profile:
 
 
 def datasets() -> list[Dataset]:
-    """Every measurement: the reference profiles first, then the bench results."""
+    """Every measurement: the reference profiles of the GPUs that fit the global terms
+    (``predictor.GLOBAL_FIT_GPUS``; the published L4 row is checked by
+    bench/leave_one_gpu_out.py) first, then the bench results."""
     out = []
     for p in predictor.reference_profiles():
+        if p.gpu not in predictor.GLOBAL_FIT_GPUS:
+            continue
         size = re.search(r"(\d+(?:\.\d+)?)[bB]\b", p.workload.model)
         kind = ("published" if "published" in p.source
                 else p.source.split()[-1][:3] + " sweep" if "h200_sweep" in p.source
