@@ -50,8 +50,9 @@ def main() -> None:
     errs = [abs(r["error"]) for r in held]
     summary = {"predicted_runs": len(held), "median_abs_error": statistics.median(errs),
                "max_abs_error": max(errs), "covered_90": sum(r["covered"] for r in held)}
-    print(f"\n{len(held)} predicted runs: median |error| {summary['median_abs_error']:.1%}, worst "
-          f"{summary['max_abs_error']:.1%}, inside the 90% band {summary['covered_90']}/{len(held)}")
+    print(f"\n{len(held)} predicted runs: median |error| {summary['median_abs_error']:.1%}, "
+          f"worst {summary['max_abs_error']:.1%}, inside the 90% band "
+          f"{summary['covered_90']}/{len(held)}")
     OUT.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n")
 
 
