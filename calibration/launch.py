@@ -54,16 +54,17 @@ def launch(req: CalibrateRequest, out: Path) -> None:
             code = proc.wait()
         except KeyboardInterrupt:
             proc.wait()  # torchrun forwards the signal; rank 0 keeps the measured splits
-            raise CalibrationInterrupted(
-                f"interrupted: the splits measured so far are kept in {out}; run again with "
-                "--resume to finish"
-            ) from None
+            raise _interrupted(out) from None
     if code != 0:
         if errors:
             raise CalibrationError(errors[0])
         raise CalibrationError(
             f"--nproc: the torchrun calibration failed (exit {code}); see the messages above"
         )
+
+
+PER_PROCESS = "each split in its own process"  # said in the profile's provenance
+ERROR_PREFIX = b"error: "
 
 
 def one_split_per_process(req: CalibrateRequest, out: Path) -> None:
@@ -84,15 +85,9 @@ def one_split_per_process(req: CalibrateRequest, out: Path) -> None:
                 code = proc.wait()
             except KeyboardInterrupt:
                 proc.wait()  # the child got the same SIGINT and keeps what it measured
-                raise CalibrationInterrupted(
-                    f"interrupted: the splits measured so far are kept in {out}; run again "
-                    "with --resume to finish"
-                ) from None
+                raise _interrupted(out) from None
             if code == CalibrationInterrupted.exit_code:
-                raise CalibrationInterrupted(
-                    f"interrupted: the splits measured so far are kept in {out}; run again "
-                    "with --resume to finish"
-                )
+                raise _interrupted(out)
             if code != 0:
                 raise CalibrationError(
                     f"split {m}x{k}: " + (errors[0] if errors else
@@ -104,10 +99,11 @@ def one_split_per_process(req: CalibrateRequest, out: Path) -> None:
         write_profile(out, replace(profile, provenance=f"{profile.provenance}; {PER_PROCESS}"))
 
 
-PER_PROCESS = "each split in its own process"
-
-
-ERROR_PREFIX = b"error: "
+def _interrupted(out: Path) -> CalibrationInterrupted:
+    return CalibrationInterrupted(
+        f"interrupted: the splits measured so far are kept in {out}; run again with --resume "
+        "to finish"
+    )
 
 
 def _pump(proc: subprocess.Popen[bytes]) -> list[str]:
@@ -128,9 +124,8 @@ def _pump(proc: subprocess.Popen[bytes]) -> list[str]:
                 errors.append(segment.decode(errors="replace").strip()[len(ERROR_PREFIX) :])
             else:
                 _write(segment)
-        if pending and not ERROR_PREFIX.startswith(pending[:7]) and not pending.startswith(
-                ERROR_PREFIX):
-            _write(pending)
+        if pending and not ERROR_PREFIX.startswith(pending[: len(ERROR_PREFIX)]):
+            _write(pending)  # a progress bar's line so far; an error line waits for its end
             pending = b""
     if pending.startswith(ERROR_PREFIX):
         errors.append(pending.decode(errors="replace").strip()[len(ERROR_PREFIX) :])
