@@ -33,6 +33,12 @@ from tabulate import tabulate
 from gacost.calibration import stats
 
 
+def lower_quartile(xs: list[float]) -> float:
+    """The estimate calibrate used until 2026-12-03 (the median below 4 values)."""
+    if len(xs) < 4:
+        return stats.median(xs)
+    return float(statistics.quantiles(xs, n=4, method="inclusive")[0])
+
 def calibrate(a: argparse.Namespace) -> None:
     a.out.mkdir(parents=True, exist_ok=True)
     for i in range(a.repeats):
@@ -72,7 +78,7 @@ def _timed_updates(s: dict[str, Any]) -> tuple[list[float], list[float]]:
         return times, []
     for n1 in range(2, len(times) - 1):
         a, b = times[:n1], times[n1 + 1:]
-        for est in (stats.median, stats.quiet_time):
+        for est in (stats.median, lower_quartile):
             if abs(est(a) - passes[0]) < 2e-6 and abs(est(b) - passes[1]) < 2e-6:
                 return a, b
     raise SystemExit(f"split {_split_key(s)}: pass boundary not found")
@@ -107,7 +113,7 @@ def compare(a: argparse.Namespace) -> None:
             if s is None or s["status"] != "ok":
                 continue
             p1, p2 = _timed_updates(s)
-            est = {"median": stats.median(p1 + p2), "lower_quartile": stats.quiet_time(p1 + p2),
+            est = {"median": stats.median(p1 + p2), "lower_quartile": lower_quartile(p1 + p2),
                    "pass1_median": stats.median(p1)}
             diff = {k: v / reference[key] - 1 for k, v in est.items()}
             rec = {"calibration": name, "split": key, "timed": len(p1) + len(p2),

@@ -385,7 +385,7 @@ def new_profile(workload: Workload, env: Environment, options: SweepOptions) -> 
         splits=(),
         source="measured by gacost calibrate",
         provenance=(
-            f"lower quartile of the timed updates; warm-up {options.warmup} updates, then "
+            f"median of the timed updates; warm-up {options.warmup} updates, then "
             f"timed until the median's 95% CI "
             f"is within +-{options.rel_tol:.0%} or {options.max_seconds:g} s of timed "
             f"updates (min {options.min_timed}, max {options.max_timed} updates); "
