@@ -39,6 +39,7 @@ def lower_quartile(xs: list[float]) -> float:
         return stats.median(xs)
     return float(statistics.quantiles(xs, n=4, method="inclusive")[0])
 
+
 def calibrate(a: argparse.Namespace) -> None:
     a.out.mkdir(parents=True, exist_ok=True)
     for i in range(a.repeats):
