@@ -96,7 +96,7 @@ def test_long_values_are_cut_and_errors_fill_at_most_a_screen(tmp_path: Path) ->
     many = "".join(f"bogus{i}: {i}\n" for i in range(12_000))
     start = time.perf_counter()
     code, _, err = recommend_text(tmp_path, EXAMPLE.read_text() + many)
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 15  # 30 s before the cap; slower CI machines
     assert code == 2 and len(err.splitlines()) <= 22
     assert "and 11980 more problems" in err
     code, _, err = recommend_text(tmp_path, job_text(precision="y" * 50_000))
@@ -112,7 +112,7 @@ def test_alias_bomb_and_deep_nesting_stop_early(tmp_path: Path) -> None:
     assert code == 2 and "aliases expand to over 50000 values" in err
     code, _, err = recommend_text(tmp_path, "model: " + "[" * 5000 + "]" * 5000)
     assert code == 2 and "nested more than 32 levels deep" in err
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 15  # the bomb ran 83 s before; slower CI machines
 
 
 def test_duplicate_keys_and_non_utf8(tmp_path: Path) -> None:
@@ -129,7 +129,7 @@ def test_fifo_device_and_folder_are_refused_at_once(tmp_path: Path) -> None:
         start = time.perf_counter()
         code, _, err = run("recommend", "--job", str(path))
         assert code == 2 and "give a file" in err, err
-        assert time.perf_counter() - start < 2
+        assert time.perf_counter() - start < 10  # a FIFO hung forever before
     code, _, err = run("recommend", "--job", str(EXAMPLE), "--profile", "/dev/zero")
     assert code == 1 and "--profile: /dev/zero is not a regular file" in err
 
@@ -235,8 +235,16 @@ def test_a_shipped_architecture_in_a_local_file_is_the_shipped_model(tmp_path: P
     assert job.workload().fingerprint() == profile.fingerprint
 
 
-def gacost_cli(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gacost", *argv], capture_output=True,
+def gacost_cli(*argv: str, torch_seen: bool = False) -> subprocess.CompletedProcess[str]:
+    """``gacost ARGV`` in a fresh process; with ``torch_seen`` its stdout is only whether
+    the command imported torch (a fact, where a time limit would depend on the machine)."""
+    if not torch_seen:
+        return subprocess.run([sys.executable, "-m", "gacost", *argv], capture_output=True,
+                              text=True, timeout=120)
+    probe = ("import contextlib, io, sys; from gacost.cli import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()): code = main(sys.argv[1:])\n"
+             "print('torch imported:', 'torch' in sys.modules); sys.exit(code)")
+    return subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True,
                           text=True, timeout=120)
 
 
@@ -251,11 +259,10 @@ def test_calibrate_flags_are_checked_before_torch(tmp_path: Path) -> None:
         (["--warmup", "99999999999"], "--warmup >= 0 (at most 1000)"),
         (["--device", "cpu"], "precision: fp16 mixed precision needs a CUDA GPU"),
     ):
-        start = time.perf_counter()
-        result = gacost_cli("calibrate", "--job", str(EXAMPLE), *argv)
+        result = gacost_cli("calibrate", "--job", str(EXAMPLE), *argv, torch_seen=True)
         assert result.returncode == 1 and message in result.stderr, result.stderr
         assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1
-        assert time.perf_counter() - start < 5  # torch and TRL take longer than this
+        assert result.stdout.strip() == "torch imported: False"  # checked before the import
 
 
 def test_calibrate_never_overwrites_another_file_without_force(tmp_path: Path) -> None:

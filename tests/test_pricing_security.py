@@ -139,7 +139,7 @@ def test_a_dripping_server_cannot_hold_a_fetch_past_its_deadline(
         with client_trusting(ca) as client, pytest.raises(FetchError, match="deadline"):
             get_text(client, f"{api.url}/drip", policy=policy)
         elapsed = time.monotonic() - start
-    assert 0.9 < elapsed < 1.6
+    assert 0.9 < elapsed < 8  # the deadline (1 s), not the 10 s read timeout nor 2000 s
 
 
 def _refresher(
@@ -169,7 +169,7 @@ def test_one_deadline_bounds_a_whole_refresh_when_every_source_hangs(
         outcomes = _refresher(ca, env, 1.5).refresh(names, timedelta(0))
         elapsed = time.monotonic() - start
     assert [o.status for o in outcomes] == [FAILED] * 4
-    assert elapsed < 2.5  # four hanging sources share the one 1.5 s deadline
+    assert elapsed < 5  # one shared 1.5 s deadline, not 4 x 1.5 s (slower CI machines)
     assert not PriceCache().root.exists() or not any(PriceCache().root.iterdir())
 
 
