@@ -252,7 +252,7 @@ def _compare(table: PriceTable, args: argparse.Namespace) -> str:
     offers = select_offers(
         table.offers, gpus=[query], providers=args.provider, regions=args.region
     )
-    offers.sort(key=lambda o: (_or_inf(o.per_gpu_hour), _or_inf(_spot_per_gpu(o)), o.provider))
+    offers.sort(key=lambda o: (_or_inf(o.per_gpu_hour), _or_inf(spot_per_gpu_hour(o)), o.provider))
     rows = [_offer_row(o) for o in offers]
     what = (
         f"{len(rows)} offers for {', '.join(query.names)}, cheapest on-demand per GPU-hour first"
@@ -355,7 +355,7 @@ def _offer_row(o: Offer) -> dict[str, Any]:
     return {
         "gpu": o.gpu, "count": o.gpu_count, "provider": o.provider, "region": o.region,
         "instance": o.instance_type, "on_demand_hour": o.price_hour, "spot_hour": o.spot_hour,
-        "per_gpu_hour": _round(o.per_gpu_hour), "spot_per_gpu_hour": _round(_spot_per_gpu(o)),
+        "per_gpu_hour": _round(o.per_gpu_hour), "spot_per_gpu_hour": _round(spot_per_gpu_hour(o)),
         "gpu_memory_gib": o.gpu_memory_gib, "vcpus": o.vcpus, "ram_gib": o.ram_gib,
         "source": o.source, "fetched_at": o.fetched_at,
         "interruptions_per_hour": o.interruption_per_hour,
@@ -451,9 +451,6 @@ def _meta(table: PriceTable, what: str) -> dict[str, Any]:
         "as_of": table.as_of, "source": table.source,
         "sources": list(table.sources) or [table.source], "what": what,
     }  # fmt: skip
-
-
-_spot_per_gpu = spot_per_gpu_hour
 
 
 def _or_inf(value: float | None) -> float:
