@@ -198,8 +198,8 @@ def _market(markets: list[GpuMarket], args: argparse.Namespace, table: PriceTabl
     providers = len({r for m in markets for r in m.providers})
     what = f"{len(rows)} GPUs, {offers} offers from {providers} providers"
     if args.format == "csv":
-        return rows_csv([{**r, "counts": " ".join(map(_count, r["counts"]))} for r in rows])\
-            .rstrip("\n")
+        flat = [{**r, "counts": " ".join(map(_count, r["counts"]))} for r in rows]
+        return rows_csv(flat).rstrip("\n")
     if args.format == "json":
         return json.dumps({**_meta(table, what), "gpus": rows}, indent=2)
     shown = [_market_cells(r, args.wide) for r in rows]
