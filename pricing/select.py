@@ -95,7 +95,7 @@ def check_filters(
                 f"--region: no region{of} starts with {clip(prefix)}"
                 f"{did_you_mean(prefix[:100], in_scope)}; `gacost prices"
                 f"{' --provider ' + sorted(wanted)[0] if len(wanted) == 1 else ''} "
-                "--format csv` lists the regions"
+                "--offers --format csv` lists the regions"
             )
 
 

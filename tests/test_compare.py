@@ -145,5 +145,47 @@ def test_cli_json_csv_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     text = capsys.readouterr().out
     assert text.startswith("T4 at every provider and region")
     assert "Spread over 3 offer(s)" in text and "Break-even" in text and "A \\ B" in text
-    for header in ("provider", "$/h", "m x k", "inst-h", "$/run", "$ all runs", "x cheapest"):
+    for header in ("provider", "$/h", "m x k", "inst-h", "$/run", "$ all runs", "x min"):
         assert header in text
+    assert "more offer(s)" not in text  # 3 offers, under the default --top 10
+    assert main([*base, "--wide"]) == 0
+    wide = capsys.readouterr().out.splitlines()[2]
+    assert "x cheapest" in wide and "time" in wide and "instance" in wide
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+@pytest.mark.usefixtures("snapshot_day")
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
+def test_cli_top_and_120_columns_on_the_snapshot(
+    example: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The default table shows the --top cheapest offers, says how many more there are (the
+    JSON has them all), and fits 120 columns; --wide shows every column."""
+    base = ["compare", "--job", str(EXAMPLES / example)]
+    assert main([*base, "--format", "json"]) == 0
+    every = json.loads(capsys.readouterr().out)["rows"]
+    assert len(every) > 10
+    assert main(base) == 0
+    text = capsys.readouterr().out
+    assert max(map(len, text.splitlines())) <= 120
+    table = text.split("\n\n")[1].splitlines()
+    assert len(table) == 2 + 10 + 1  # header, rule, 10 rows, the "more" line
+    assert table[-1].startswith(f"({len(every) - 10} more offer(s); --top N shows more")
+    assert [r.split()[0] for r in table[2:-1]] == [r["provider"] for r in every[:10]]
+    assert main([*base, "--top", "3"]) == 0
+    table = capsys.readouterr().out.split("\n\n")[1].splitlines()
+    assert len(table) == 6 and table[-1].startswith(f"({len(every) - 3} more offer(s)")
+    assert main([*base, "--top", str(len(every))]) == 0
+    assert "more offer(s)" not in capsys.readouterr().out
+    assert main([*base, "--wide"]) == 0
+    assert max(map(len, capsys.readouterr().out.splitlines())) > 120
+
+
+@pytest.mark.parametrize("value", ["0", "x", "-2"])
+def test_cli_bad_top_is_one_line(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    job = EXAMPLES / "qwen3-1.7b-lora.yaml"
+    assert main(["compare", "--job", str(job), "--top", value]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --top: ") and len(err.strip().splitlines()) == 1

@@ -293,6 +293,82 @@ def test_offline_prices_does_not_import_httpx(tmp_path: Path) -> None:
 # --- the whole market: names, counts, regions, formats, rejected rows -------------------
 
 
+def _by_gpu(offers: list[dict[str, str]]) -> dict[str, list[dict[str, str]]]:
+    groups: dict[str, list[dict[str, str]]] = {}
+    for r in offers:
+        groups.setdefault(r["gpu"], []).append(r)
+    return groups
+
+
+def _lowest(rows: list[dict[str, str]], key: str) -> float | None:
+    prices = [float(r[key]) for r in rows if r[key]]
+    return min(prices) if prices else None
+
+
+@pytest.mark.parametrize("filters", [[], ["--provider", "gcp", "--region", "us-"]])
+def test_default_view_is_one_line_per_gpu_agreeing_with_the_offers(
+    capsys: pytest.CaptureFixture[str], cache_dir: Path, filters: list[str]
+) -> None:
+    """Each GPU's line is what its offers (under the same filters) say: the cheapest
+    on-demand and spot $/GPU-h and who sells them, the counts sold, providers, offers."""
+    code, out, _ = _run(capsys, *filters, "--format", "csv")
+    market = _csv(out)
+    code2, offers_out, _ = _run(capsys, *filters, "--offers", "--format", "csv")
+    offers = _by_gpu(_csv(offers_out))
+    assert code == code2 == 0 and [m["gpu"] for m in market] == sorted(offers, key=str.lower)
+    assert sum(int(m["offers"]) for m in market) == sum(map(len, offers.values()))
+    for m in market:
+        rows = offers[m["gpu"]]
+        assert int(m["offers"]) == len(rows)
+        assert int(m["providers"]) == len({r["provider"] for r in rows})
+        assert [float(c) for c in m["counts"].split()] == sorted({float(r["count"]) for r in rows})
+        for kind, key in (("on_demand", "per_gpu_hour"), ("spot", "spot_per_gpu_hour")):
+            low = _lowest(rows, key)
+            if low is None:
+                assert m[f"{kind}_per_gpu_hour"] == m[f"{kind}_provider"] == "", m
+                continue
+            assert float(m[f"{kind}_per_gpu_hour"]) == pytest.approx(low, abs=1e-4), m
+            seller = (m[f"{kind}_provider"], m[f"{kind}_region"], m[f"{kind}_instance"])
+            assert any((r["provider"], r["region"], r["instance"]) == seller
+                       and r[key] and float(r[key]) == pytest.approx(low) for r in rows)
+        if filters:
+            assert m["on_demand_provider"] in ("gcp", "")
+            assert m["on_demand_region"].startswith("us-") or not m["on_demand_region"]
+    assert len(market) >= (3 if filters else 40)
+
+
+def test_default_view_table_and_json(capsys: pytest.CaptureFixture[str], cache_dir: Path) -> None:
+    code, out, _ = _run(capsys)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].split()[:4] == ["GPU", "GiB", "GPUs", "sold"]
+    h100 = next(x for x in lines if x.startswith("H100-SXM "))
+    assert re.search(r" 80 +(1,2,4,8|1-8) ", h100) and "/" in h100
+    assert re.search(r"^\d+ GPUs, \d+ offers from \d+ providers, as of 2026-12-02", lines[-2])
+    assert "`gacost prices --gpu NAME` lists a GPU's offers" in lines[-1]
+    assert "instance" not in lines[0]  # one line per GPU, not per offer
+    code, out, _ = _run(capsys, "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["as_of"] == "2026-12-02" and "offers" not in data
+    t4 = next(g for g in data["gpus"] if g["gpu"] == "T4")
+    assert t4["gpu_memory_gib"] == 16 and 1 in t4["counts"] and t4["offers"] > 10
+    assert t4["on_demand_per_gpu_hour"] > 0 and t4["on_demand_provider"]
+    code, wide, _ = _run(capsys, "--wide")
+    assert "on-demand instance" in wide.splitlines()[0]
+
+
+def test_gpu_lists_its_offers_and_offers_lists_every_offer(
+    capsys: pytest.CaptureFixture[str], cache_dir: Path
+) -> None:
+    code, out, _ = _run(capsys, "--gpu", "H100")
+    header = out.splitlines()[0].split()
+    assert code == 0 and header[:5] == ["GPU", "n", "provider", "region", "instance"]
+    assert re.search(r"^\d+ offers$", out.split("\n\n")[1].splitlines()[0])
+    code, out, _ = _run(capsys, "--offers", "--format", "json")
+    data = json.loads(out)
+    code2, market, _ = _run(capsys, "--format", "json")
+    assert len(data["offers"]) == sum(g["offers"] for g in json.loads(market)["gpus"]) > 4000
+
+
 def test_gpus_without_a_spec_row_are_listed_and_filterable(
     capsys: pytest.CaptureFixture[str], cache_dir: Path
 ) -> None:
@@ -329,12 +405,12 @@ def test_count_syntax_and_region_prefix(
         (["--compare", "H100", "--provider", "gcp", "--provider", "lamdba"],
          "error: --provider: unknown provider 'lamdba' (did you mean 'lambda'?)"),
         (["--region", "mars"], "error: --region: no region starts with 'mars'; `gacost prices "
-                               "--format csv` lists the regions"),
+                               "--offers --format csv` lists the regions"),
         (["--gpu", "H100", "--region", "eu-wst"],
          "error: --region: no region starts with 'eu-wst' (did you mean 'eu-west"),
         (["--provider", "lambda", "--region", "mars"],
          "error: --region: no region of lambda starts with 'mars'; `gacost prices --provider "
-         "lambda --format csv` lists the regions"),
+         "lambda --offers --format csv` lists the regions"),
         (["--provider", "gcp", "--region", "us-east-1"],  # an AWS region: none at gcp
          "error: --region: no region of gcp starts with 'us-east-1'"),
         (["--export", "out.csv", "--provider", "lamdba"],
@@ -358,7 +434,8 @@ def test_unknown_providers_and_regions_are_errors(
 def test_known_providers_and_regions_match_case_insensitively(
     capsys: pytest.CaptureFixture[str], cache_dir: Path
 ) -> None:
-    code, out, _ = _run(capsys, "--provider", "LAMBDA", "--region", "US-East", "--format", "csv")
+    code, out, _ = _run(capsys, "--provider", "LAMBDA", "--region", "US-East", "--offers",
+                        "--format", "csv")  # fmt: skip
     rows = _csv(out)
     assert code == 0 and rows
     assert all(r["provider"] == "lambda" and r["region"].startswith("us-east") for r in rows)
@@ -379,7 +456,7 @@ def test_json_format_carries_the_rows_and_the_sources(
 def test_default_table_fits_120_columns_and_wide_shows_more(
     capsys: pytest.CaptureFixture[str], cache_dir: Path
 ) -> None:
-    for args in ([], ["--compare", "H100"], ["--rejected"], ["--gpu", "RTX-A4000"]):
+    for args in ([], ["--offers"], ["--compare", "H100"], ["--rejected"], ["--gpu", "RTX-A4000"]):
         code, out, _ = _run(capsys, *args)
         assert code == 0 and max(len(line) for line in out.splitlines()) <= 120, args
     code, wide, _ = _run(capsys, "--gpu", "RTX-A4000", "--wide")

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from gacost.advisor.compare import compare
-from gacost.commands.inputs import add_common, load_inputs, trl_notes
+from gacost.commands.inputs import add_common, load_inputs, number, trl_notes
 from gacost.reports.compare import comparison_dict, render_text, row_dict
 from gacost.reports.formats import rows_csv
 
@@ -16,11 +16,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("compare", help="price one GPU at every provider; GPU break-even matrix")
     add_common(p)
     p.add_argument("--gpu", metavar="G", help="the GPU to compare (default: the recommended one)")
+    p.add_argument("--top", default="10", metavar="N",
+                   help="show the N cheapest offers (default 10; json and csv carry every one)")
+    p.add_argument("--wide", action="store_true",
+                   help="every column (instance, time source, full region names) on unwrapped "
+                        "lines; the default fits 120 columns")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> str:
     """Compute and render the comparison."""
+    top = int(number("--top", args.top, integer=True, high=1_000_000))
     inputs = load_inputs(args)
     job, table, profiles = inputs.job, inputs.table, inputs.profiles
     allowance = job.spot_allowance if inputs.allowance is None else inputs.allowance
@@ -35,5 +41,6 @@ def run(args: argparse.Namespace) -> str:
     rows = [row_dict(p, c.spread.low) for p in c.rows]
     if args.format == "csv":
         return rows_csv(rows).rstrip("\n")
-    text = render_text(c, rows, allowance, f"{table.source}, as of {table.as_of}")
+    text = render_text(c, rows, allowance, f"{table.source}, as of {table.as_of}", top=top,
+                       wide=args.wide)
     return "\n".join([text, *trl_notes(inputs.trl)])

@@ -1,4 +1,8 @@
-"""``gacost prices``: the hourly rates gacost uses, and refreshing them from live sources."""
+"""``gacost prices``: the hourly rates gacost uses, and refreshing them from live sources.
+
+By default one line per GPU (the market view of :mod:`gacost.pricing.market`); ``--gpu``
+or ``--offers`` lists the offers themselves, ``--compare`` one GPU's offers cheapest first.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from gacost.pricing.cache import (
     parse_age,
     parse_timestamp,
 )
+from gacost.pricing.market import GpuMarket, spot_per_gpu_hour, summarise
 from gacost.pricing.select import check_filters, parse_gpu_query, select_offers
 from gacost.pricing.snapshot import (
     PriceTable,
@@ -32,18 +37,21 @@ from gacost.pricing.snapshot import (
 )
 from gacost.pricing.sources import SOURCES
 from gacost.pricing.spot_advisor import read_risk
-from gacost.reports.formats import Column, plain, rows_csv, table_text
+from gacost.reports.formats import Column, plain, rows_csv, short_region, table_text
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the subcommand."""
-    p = sub.add_parser("prices", help="list GPU offers and hourly rates; refresh them")
+    p = sub.add_parser(
+        "prices", help="the GPU market (one line per GPU) or its offers; refresh the rates"
+    )
     which = p.add_mutually_exclusive_group()
     which.add_argument(
         "--gpu",
         action="append",
         default=[],
-        help="only this GPU, family or NAME:COUNT (e.g. B200, A100, A100:8); repeatable",
+        help="only this GPU, family or NAME:COUNT (e.g. B200, A100, A100:8), listing its "
+        "offers; repeatable",
     )
     which.add_argument(
         "--compare", metavar="GPU", help="one GPU across providers and regions, cheapest first"
@@ -119,6 +127,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="with --refresh: one line per source (what was fetched, or why not) before the "
         "summary",
     )
+    p.add_argument(
+        "--offers",
+        action="store_true",
+        help="one row per offer instead of one line per GPU (the default with --gpu)",
+    )
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
     p.add_argument(
         "--wide", action="store_true", help="every column (memory, host, source, time)"
@@ -171,9 +184,66 @@ def run(args: argparse.Namespace) -> str:
     offers = select_offers(
         table.offers, gpus=queries, providers=args.provider, regions=args.region
     )
+    if not (args.offers or args.gpu):
+        return _market(summarise(offers), args, table)
     offers.sort(key=lambda o: (o.gpu, _or_inf(o.per_gpu_hour), o.provider, o.region))
     rows = [_offer_row(o) for o in offers]
     return _render(rows, args, f"{len(rows)} offers", table, LIST_COLUMNS)
+
+
+def _market(markets: list[GpuMarket], args: argparse.Namespace, table: PriceTable) -> str:
+    """One line per GPU: memory, counts sold, cheapest on-demand and spot, breadth."""
+    rows = [_market_row(m) for m in markets]
+    offers = sum(m.offers for m in markets)
+    providers = len({r for m in markets for r in m.providers})
+    what = f"{len(rows)} GPUs, {offers} offers from {providers} providers"
+    if args.format == "csv":
+        flat = [{**r, "counts": " ".join(map(_count, r["counts"]))} for r in rows]
+        return rows_csv(flat).rstrip("\n")
+    if args.format == "json":
+        return json.dumps({**_meta(table, what), "gpus": rows}, indent=2)
+    shown = [_market_cells(r, args.wide) for r in rows]
+    text = table_text(shown, MARKET_COLUMNS + (MARKET_WIDE if args.wide else []), compact=True)
+    footer = (
+        f"{what}, as of {table.as_of}; cheapest USD per GPU-hour (instance $/h / GPUs)\n"
+        "`gacost prices --gpu NAME` lists a GPU's offers, --offers every offer; --format json "
+        "names the sources"
+    )
+    return f"{text}\n\n{footer}"
+
+
+def _market_row(m: GpuMarket) -> dict[str, Any]:
+    """The summary fields of one GPU (flat; numbers stay numbers) for json and csv."""
+    row: dict[str, Any] = {
+        "gpu": m.gpu, "gpu_memory_gib": m.memory_gib, "counts": list(m.counts),
+    }  # fmt: skip
+    for kind, best in (("on_demand", m.on_demand), ("spot", m.spot)):
+        o = best.offer if best else None
+        row[f"{kind}_per_gpu_hour"] = _round(best.per_gpu_hour) if best else None
+        row[f"{kind}_provider"] = o.provider if o else None
+        row[f"{kind}_region"] = o.region if o else None
+        row[f"{kind}_instance"] = o.instance_type if o else None
+        row[f"{kind}_count"] = o.gpu_count if o else None
+    row["providers"], row["offers"] = len(m.providers), m.offers
+    return row
+
+
+def _counts_text(counts: list[float], wide: bool) -> str:
+    """``1,2,4,8``; a longer list as its range (``1-16``) unless ``wide``."""
+    text = ",".join(map(_count, counts))
+    if wide or len(text) <= _SHORT_MARKET["counts"]:
+        return text
+    return f"{_count(counts[0])}-{_count(counts[-1])}"
+
+
+def _market_cells(row: dict[str, Any], wide: bool) -> dict[str, Any]:
+    out = dict(row)
+    out["counts"] = _counts_text(row["counts"], wide)
+    for kind in ("on_demand", "spot"):
+        region = row[f"{kind}_region"]
+        where = f"{row[f'{kind}_provider']}/{region if wide else short_region(region)}"
+        out[f"{kind}_at"] = where if row[f"{kind}_provider"] else ""
+    return _short_row(out, wide, _SHORT_MARKET)
 
 
 def _compare(table: PriceTable, args: argparse.Namespace) -> str:
@@ -182,7 +252,7 @@ def _compare(table: PriceTable, args: argparse.Namespace) -> str:
     offers = select_offers(
         table.offers, gpus=[query], providers=args.provider, regions=args.region
     )
-    offers.sort(key=lambda o: (_or_inf(o.per_gpu_hour), _or_inf(_spot_per_gpu(o)), o.provider))
+    offers.sort(key=lambda o: (_or_inf(o.per_gpu_hour), _or_inf(spot_per_gpu_hour(o)), o.provider))
     rows = [_offer_row(o) for o in offers]
     what = (
         f"{len(rows)} offers for {', '.join(query.names)}, cheapest on-demand per GPU-hour first"
@@ -285,7 +355,7 @@ def _offer_row(o: Offer) -> dict[str, Any]:
     return {
         "gpu": o.gpu, "count": o.gpu_count, "provider": o.provider, "region": o.region,
         "instance": o.instance_type, "on_demand_hour": o.price_hour, "spot_hour": o.spot_hour,
-        "per_gpu_hour": _round(o.per_gpu_hour), "spot_per_gpu_hour": _round(_spot_per_gpu(o)),
+        "per_gpu_hour": _round(o.per_gpu_hour), "spot_per_gpu_hour": _round(spot_per_gpu_hour(o)),
         "gpu_memory_gib": o.gpu_memory_gib, "vcpus": o.vcpus, "ram_gib": o.ram_gib,
         "source": o.source, "fetched_at": o.fetched_at,
         "interruptions_per_hour": o.interruption_per_hour,
@@ -326,8 +396,19 @@ WIDE_EXTRA: list[Column] = [
     ("ram_gib", "RAM GiB", _count), ("interruptions_per_hour", "spot int./h", _rate),
     ("source", "source", plain), ("fetched_at", "fetched", plain),
 ]  # fmt: skip
+MARKET_COLUMNS: list[Column] = [
+    ("gpu", "GPU", plain), ("gpu_memory_gib", "GiB", _count), ("counts", "GPUs sold", plain),
+    ("on_demand_per_gpu_hour", "$/GPU-h", _money), ("on_demand_at", "cheapest at", plain),
+    ("spot_per_gpu_hour", "spot $/GPU-h", _money), ("spot_at", "cheapest spot at", plain),
+    ("providers", "providers", _count), ("offers", "offers", _count),
+]  # fmt: skip
+MARKET_WIDE: list[Column] = [
+    ("on_demand_instance", "on-demand instance", plain), ("spot_instance", "spot instance", plain),
+]  # fmt: skip
 # Cell widths of the default table (longer names end in "~"; --wide shows them whole).
 _SHORT = {"gpu": 14, "provider": 14, "region": 18, "instance": 26}
+# 14 + 5 + 10 + 7 + 20 + 12 + 20 + 9 + 6 cells and 8 gaps of 2: 119 columns at most
+_SHORT_MARKET = {"gpu": 14, "counts": 10, "on_demand_at": 20, "spot_at": 20}
 _SHORT_REJECTED = {"reason": 36, "provider": 10, "region": 14, "instance": 20}
 
 
@@ -354,11 +435,7 @@ def _render(
     if args.format == "csv":
         return rows_csv(rows).rstrip("\n")
     if args.format == "json":
-        meta = {
-            "as_of": table.as_of, "source": table.source,
-            "sources": list(table.sources) or [table.source], "what": what,
-        }  # fmt: skip
-        return json.dumps({**meta, "offers": rows}, indent=2)
+        return json.dumps({**_meta(table, what), "offers": rows}, indent=2)
     shown = columns + WIDE_EXTRA if args.wide else columns
     text = table_text([_short_row(r, args.wide) for r in rows], shown)
     providers = len({r["provider"] for r in rows})
@@ -369,10 +446,11 @@ def _render(
     return f"{text}\n\n{footer}"
 
 
-def _spot_per_gpu(offer: Offer) -> float | None:
-    if offer.spot_hour is None or offer.gpu_count <= 0:
-        return None
-    return offer.spot_hour / offer.gpu_count
+def _meta(table: PriceTable, what: str) -> dict[str, Any]:
+    return {
+        "as_of": table.as_of, "source": table.source,
+        "sources": list(table.sources) or [table.source], "what": what,
+    }  # fmt: skip
 
 
 def _or_inf(value: float | None) -> float:

@@ -1,14 +1,25 @@
-"""The ``compare`` report: one GPU at every provider and the break-even matrix."""
+"""The ``compare`` report: one GPU at every provider and the break-even matrix.
+
+The default text fits :data:`~gacost.reports.formats.WIDTH` columns: the cheapest ``top``
+offers (a line says how many more there are), short regions and instance names, no time
+column, prose wrapped; ``wide`` shows every column on unwrapped lines.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from tabulate import tabulate
-
 from gacost.advisor.compare import Comparison
 from gacost.advisor.planner import Plan
-from gacost.reports.formats import Column, fixed, plain, table_text
+from gacost.reports.formats import (
+    Column,
+    compact_table,
+    fit_width,
+    fixed,
+    plain,
+    short_region,
+    table_text,
+)
 from gacost.reports.plans import groups_dict, splits_text
 
 COLUMNS: list[Column] = [
@@ -18,6 +29,24 @@ COLUMNS: list[Column] = [
     ("instance_hours", "inst-h", fixed(2)), ("cost_per_run", "$/run", fixed(2)),
     ("cost", "$ all runs", fixed(2)), ("vs_cheapest", "x cheapest", fixed(2)),
 ]
+
+# The default table: what a decision needs, within WIDTH columns (instance names cut).
+NARROW: list[Column] = [
+    ("provider", "provider", plain), ("region", "region", short_region),
+    ("instance_type", "instance", lambda v: _cut(plain(v), 22)), ("pricing", "pricing", plain),
+    ("rate_hour", "$/h", fixed(3)), ("splits", "m x k", lambda v: _splits(plain(v))),
+    ("instance_hours", "inst-h", fixed(2)), ("cost_per_run", "$/run", fixed(2)),
+    ("cost", "$ all runs", fixed(2)), ("vs_cheapest", "x min", fixed(2)),
+]  # fmt: skip
+
+
+def _splits(text: str) -> str:
+    """``a=4x1 b=4x1 c=16x1`` as its distinct splits, ``4x1/16x1`` (--wide names groups)."""
+    return _cut("/".join(dict.fromkeys(part.split("=")[-1] for part in text.split())), 12)
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "~"
 
 
 def matrix_text(c: Comparison) -> str:
@@ -32,17 +61,25 @@ def matrix_text(c: Comparison) -> str:
             else:
                 cells.append(f"{be.threshold:.2f}{'*' if be.a_wins_now else ''}")
         body.append([a, *cells])
-    return tabulate(body, headers=["A \\ B", *c.matrix_gpus], disable_numparse=True)
+    return compact_table(body, ["A \\ B", *c.matrix_gpus])
 
 
 def render_text(c: Comparison, rows: list[dict[str, object]], allowance: float,
-                prices: str) -> str:
-    """The human report."""
+                prices: str, top: int = 10, wide: bool = False) -> str:
+    """The human report: the ``top`` cheapest rows of ``rows`` (every column if ``wide``)."""
     s = c.spread
+    shown = rows[:top]
+    table = (table_text(shown, COLUMNS) if wide else
+             table_text(shown, NARROW, compact=True))  # fmt: skip
     lines = [
         f"{c.gpu} at every provider and region for {c.model}, {c.runs} run(s), cheapest first:",
         "",
-        table_text(rows, COLUMNS),
+        table,
+    ]
+    if len(rows) > len(shown):
+        lines.append(f"({len(rows) - len(shown)} more offer(s); --top N shows more, --format "
+                     "csv or json lists every one)")
+    lines += [
         "",
         f"Spread over {len(c.rows)} offer(s), $ all runs: min {s.low:.2f}, median "
         f"{s.median:.2f}, max {s.high:.2f} (max/min {s.ratio:.2f}x)",
@@ -62,7 +99,7 @@ def render_text(c: Comparison, rows: list[dict[str, object]], allowance: float,
         lines.append(f"note: spot hours include a {allowance:.0%} interruption allowance")
     lines += [f"note: {n}" for n in c.notes]
     lines.append(f"prices: {prices}")
-    return "\n".join(lines)
+    return "\n".join(lines if wide else fit_width(lines))
 
 
 def row_dict(p: Plan, cheapest: float) -> dict[str, Any]:
