@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gacost.advisor.recommend import amd_qlora_note, recommend, unpriced_note
 from gacost.base import gpu_table
+from gacost.base.gpu_names import canonical_gpu
 from gacost.base.job import load_job
 from gacost.base.records import Offer
 from gacost.reports.recommend import render_text, report_dict
@@ -18,6 +21,35 @@ EXAMPLE = ROOT / "examples" / "qwen3-1.7b-lora.yaml"
 def _offer(gpu: str, memory: float, price: float, count: float = 1) -> Offer:
     return Offer("test", "r1", f"{gpu}-box", gpu, count, memory, 8, 64, price, None, "test",
                  "2026-01-01")
+
+
+@pytest.mark.parametrize(
+    ("spellings", "expected"),
+    [
+        (["B200", "NVIDIA B200", "B200 SXM6"], "B200"),  # Lambda's API says "B200 SXM6"
+        (["GH200", "GH200 Superchip"], "GH200"),
+        (["L40", "NVIDIA L40"], "L40"),
+        (["A40", "NVIDIA A40"], "A40"),
+        (["RTX6000-Ada", "RTX 6000 Ada", "RTX6000Ada"], "RTX-6000-ADA"),
+    ],
+)
+def test_catalog_spellings_resolve_to_the_new_rows(spellings: list[str], expected: str) -> None:
+    assert {canonical_gpu(s) for s in spellings} == {expected}
+    assert expected in gpu_table.gpu_specs()
+
+
+def test_the_new_gpus_get_predictions_from_the_embedded_snapshot() -> None:
+    from gacost.base.embedded import data_root
+    from gacost.pricing.snapshot import read_offers_csv
+
+    offers = read_offers_csv(data_root() / "prices" / "snapshot.csv")
+    new = ("B200", "GH200", "L40", "A40", "RTX-6000-ADA")
+    assert all(any(o.gpu == g and o.gpu_count == 1 for o in offers) for g in new)
+    job = load_job(EXAMPLE).model_copy(update={"gpus": list(new)})
+    report = recommend(job, offers)
+    predicted = {e.gpu for e in report.estimates if e.seconds_per_update and e.fits}
+    assert predicted == set(new)
+    assert set(report.best) == set(new)  # each has a cheapest priced plan
 
 
 def test_unpriced_note_counts_offers_per_gpu_most_first() -> None:
