@@ -84,19 +84,47 @@ def _filter_offers(job: Job, offers: Sequence[Offer], gpus: Sequence[str],
                 )
             wanted.add(name.lower())
     kept, multi = [], 0
+    unpriced: dict[str, int] = {}
+    table = gpu_table.gpu_specs()
     for o in offers:
+        if (job.gpus is None and o.gpu not in table
+                and (wanted is None or o.provider in wanted)
+                and any(o.gpu_count == w for w in worlds)):
+            unpriced[o.gpu] = unpriced.get(o.gpu, 0) + 1
         if o.gpu not in gpus or (wanted is not None and o.provider not in wanted):
             continue
         if not any(o.gpu_count == w for w in worlds):
             multi += 1
             continue
         kept.append(o)
+    if unpriced:
+        notes.append(unpriced_note(unpriced))
     if multi and tuple(worlds) == (1,):
         notes.append(f"{multi} multi-GPU or fractional-GPU offers left out (single-GPU job)")
     elif multi:
         counts = ", ".join(str(w) for w in worlds)
         notes.append(f"{multi} offers left out: GPU count not {counts} (gpus_per_run)")
     return kept
+
+
+def unpriced_note(counts: dict[str, int]) -> str:
+    """The offers left out because the GPU table has no row for their GPU, most first."""
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    parts = [f"{gpu} ({n} offer{'s' if n != 1 else ''})" if i == 0 else f"{gpu} ({n})"
+             for i, (gpu, n) in enumerate(ranked)]
+    return (f"{sum(counts.values())} offers left out, no spec for: {', '.join(parts)} "
+            "(data/GPUS.md lists the GPU table)")
+
+
+def amd_qlora_note(method: str, gpus: Sequence[str]) -> str | None:
+    """The caveat for a QLoRA prediction on an AMD GPU: bitsandbytes 4-bit on ROCm was
+    never measured for gacost, so the prediction carries the CUDA kernels' costs."""
+    amd = [g for g in gpus if gpu_table.vendor(g) == "AMD"]
+    if method != "qlora" or not amd:
+        return None
+    return (f"QLoRA on AMD ({', '.join(amd)}): bitsandbytes 4-bit on ROCm was never "
+            "measured here; the prediction assumes the CUDA kernels' costs (README, "
+            "'Vendors and methods')")
 
 
 def job_limits(job: Job, *, spot: bool | None = None, spot_allowance: float | None = None,
@@ -174,6 +202,9 @@ def estimate_job(job: Job, offers: Sequence[Offer],
         notes.append("torch.compile / Liger predictions rest on one H200 measurement each "
                      "(bench/MODEL.md); `gacost calibrate --compile/--liger` measures them")
     chosen = _filter_offers(job, offers, gpu_names, notes, worlds)
+    amd = amd_qlora_note(workload.method, sorted({e.gpu for e in estimates}))
+    if amd:
+        notes.append(amd)
     for world in worlds:
         have = {o.gpu for o in chosen if o.gpu_count == world}
         no_price = sorted({e.gpu for e in estimates if e.world_size == world} - have)

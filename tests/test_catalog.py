@@ -43,8 +43,8 @@ def test_resolve_gpus(typed: list[str], expected: tuple[str, ...]) -> None:
 
 
 def test_unknown_gpu_suggests() -> None:
-    with pytest.raises(UnknownNameError, match=r"unknown GPU 'L40' \(did you mean 'L40S'\?\)"):
-        gpu_table.resolve_gpus(["L40"])
+    with pytest.raises(UnknownNameError, match=r"unknown GPU 'P100' \(did you mean 'V100'\?\)"):
+        gpu_table.resolve_gpus(["P100"])
 
 
 def test_shipped_models_and_arch() -> None:

@@ -135,7 +135,7 @@ def test_bad_jobs_exit_cleanly(job: Path, code: int, message: str) -> None:
 @pytest.mark.parametrize(
     ("extra", "code", "message"),
     [
-        ({"gpus": ["T4", "L40"]}, 2, "unknown GPU 'L40' (did you mean 'L40S'?)"),
+        ({"gpus": ["T4", "P100"]}, 2, "unknown GPU 'P100' (did you mean 'V100'?)"),
         ({"providers": ["asw"]}, 2, "providers[0]: unknown provider 'asw' (did you mean 'aws'?)"),
         ({"model": "Qwen3-17B"}, 2, "model: 'Qwen3-17B' is not a shipped config"),
         (

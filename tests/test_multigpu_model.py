@@ -84,9 +84,9 @@ def test_ring_allreduce_known_numbers() -> None:
 
 
 def test_interconnect_defaults() -> None:
-    for gpu in ("H100-SXM", "H200-SXM", "A100-80GB-SXM", "V100-SXM2-16GB", "MI300X"):
+    for gpu in ("H100-SXM", "H200-SXM", "A100-80GB-SXM", "V100-SXM2-16GB", "MI300X", "B200"):
         assert time_model.interconnect_for(gpu).kind == "nvlink"
-    for gpu in ("L4", "T4", "A100-80GB-PCIe", "H100-PCIe", "H100-NVL", "RTX-4090", "B200"):
+    for gpu in ("L4", "T4", "A100-80GB-PCIe", "H100-PCIe", "H100-NVL", "RTX-4090", "RTX-5090"):
         assert time_model.interconnect_for(gpu).kind == "pcie"
     assert time_model.LINKS["nvlink"].bandwidth > 10 * time_model.LINKS["pcie"].bandwidth
 

@@ -111,12 +111,8 @@ def test_single_variant_gpus(raw: str, expected: str) -> None:
     ("spellings", "expected"),
     [
         (["RTX5090", "RTX 5090", "NVIDIA GeForce RTX 5090", "rtx_5090"], "RTX-5090"),
-        (["RTX6000-Ada", "RTX 6000 Ada"], "RTX-6000-ADA"),
         (["RTX6000", "Quadro RTX 6000"], "RTX-6000"),
         (["RTXPRO6000S", "RTX PRO 6000 S"], "RTX-PRO-6000-S"),
-        (["B200", "NVIDIA B200", "B200 SXM6"], "B200"),  # Lambda's API says "B200 SXM6"
-        (["GH200", "GH200 Superchip"], "GH200"),
-        (["A40"], "A40"),
         # SkyPilot's spellings across clouds (tests/fixtures/pricing/full)
         (["RTXPRO6000", "RTX-PRO-6000", "RTXPro6000", "RTXPRO6000-WK", "RTXPRO6000WS",
           "RTXPRO6000_PCIE_BAREMETAL", "RTX PRO 6000 96GB"], "RTX-PRO-6000"),

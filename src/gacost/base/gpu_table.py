@@ -67,6 +67,12 @@ def gpu_specs() -> dict[str, GpuSpec]:
     return specs
 
 
+def vendor(name: str) -> str:
+    """``AMD`` for the Instinct parts (canonical names ``MI...``), else ``NVIDIA``: every
+    other row of the table is an NVIDIA GPU (data/GPUS.md, "Vendors and methods")."""
+    return "AMD" if squash(name).startswith("MI") else "NVIDIA"
+
+
 def squash(name: str) -> str:
     """Upper case without separators: the key names are compared by."""
     return "".join(ch for ch in name.upper() if ch.isalnum())
