@@ -123,7 +123,7 @@ def amd_qlora_note(method: str, gpus: Sequence[str]) -> str | None:
     if method != "qlora" or not amd:
         return None
     return (f"QLoRA on AMD ({', '.join(amd)}): bitsandbytes 4-bit on ROCm was never "
-            "measured here; the prediction assumes the CUDA kernels' costs (README, "
+            "measured here; the prediction assumes the CUDA kernels' costs (data/GPUS.md, "
             "'Vendors and methods')")
 
 
