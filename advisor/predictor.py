@@ -310,7 +310,9 @@ def fitted_model(
             anchor = fitted_model(core, archs)
     unique = list({_key(p): p for p in profiles}.items())
     extra = {a.name: a for a in archs}
-    cache_key = (_cache_key(profiles, archs), anchor is not None)
+    # the anchor itself keys the fit (the reference model and an automatic anchor can hold
+    # the same profiles); anchors are cached models, so their identity is stable
+    cache_key = (_cache_key(profiles, archs), None if anchor is None else id(anchor))
     hit = _CACHE.get(cache_key)
     if hit is not None:
         return hit
