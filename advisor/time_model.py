@@ -13,7 +13,8 @@ of ``m`` sequences (``T = m * s`` tokens) launches ``L(m)`` kernels
   grows with the GEMM rows x width, ``eta = eta_max * T h / (T h + W0)`` (``W0`` in
   proportion to the GPU's SM count: a smaller GPU fills with fewer tiles); the memory-bound
   kernels (casts, element-wise, norms, the loss: 50-66 % of GPU time on the H200) as bytes
-  per token ``A`` at the GPU's stream bandwidth, plus the frozen-weight bytes ``W``; and a GPU
+  per token ``A`` by tensor shape at the GPU's stream bandwidth, less the reads its L2 serves
+  where those tensors fit (:func:`dram_share`), plus the frozen-weight bytes ``W``; and a GPU
   floor ``g`` per launched kernel (tiny kernels cost their launch latency),
 
 and the host and GPU overlap (the host queues kernels ahead of the GPU):
