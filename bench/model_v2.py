@@ -85,6 +85,10 @@ def sweep_profiles() -> list[tuple[Profile, dict[str, Any]]]:
                         f"{path.name}"),
             software={"trl": "1.16.0", **{k: str(v) for k, v in env.items()
                                          if k in ("torch", "transformers", "peft")}},
+            # the machine, as gacost calibrate records it (Profile.machine keys the host)
+            host={k: str(env[e]) for k, e in (("cpu", "cpu_model"), ("cpu_count", "cpu_count"),
+                                              ("driver", "driver"), ("platform", "platform"))
+                  if env.get(e)},
             created_at=str(d.get("created_at", "")),
         ), d))
     return out

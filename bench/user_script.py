@@ -79,15 +79,18 @@ def model_config(name: str) -> AutoConfig:
     return config
 
 
-def quantized(model: AutoModelForCausalLM, folder: str, dtype: torch.dtype
-              ) -> AutoModelForCausalLM:
-    """QLoRA's base as a user loads it: the (random) weights saved, then read back in NF4
-    with double quantisation and ``dtype`` compute, as ``from_pretrained`` does for a Hub
-    checkpoint."""
+def quantized(config: AutoConfig, folder: str, dtype: torch.dtype) -> AutoModelForCausalLM:
+    """QLoRA's base as a user loads it: random weights saved, then read back in NF4 with
+    double quantisation and ``dtype`` compute, as ``from_pretrained`` does for a Hub
+    checkpoint. The full-precision copy is built and freed here, so the caching allocator
+    holds none of it when training starts (the 2026-12-03 held-out run of h05 kept it:
+    its peak reserved memory there is not the run's)."""
     from transformers import BitsAndBytesConfig
 
-    model.save_pretrained(folder, safe_serialization=True)
-    del model
+    with torch.device("cuda" if CUDA else "cpu"):
+        full = AutoModelForCausalLM.from_config(config, dtype=dtype)
+    full.save_pretrained(folder, safe_serialization=True)
+    del full
     if CUDA:
         torch.cuda.empty_cache()
     bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
@@ -112,11 +115,12 @@ def main() -> None:
     method = job.get("method", "lora")
     config = model_config(job["model"])
     torch.manual_seed(42)
-    with torch.device("cuda" if CUDA else "cpu"):
-        model = AutoModelForCausalLM.from_config(config, dtype=DTYPES[precision])
     weights = tempfile.TemporaryDirectory()
     if method == "qlora":
-        model = quantized(model, weights.name, DTYPES[precision])
+        model = quantized(config, weights.name, DTYPES[precision])
+    else:
+        with torch.device("cuda" if CUDA else "cpu"):
+            model = AutoModelForCausalLM.from_config(config, dtype=DTYPES[precision])
         if job.get("qlora", {}).get("prepare_for_kbit", False):
             model = prepare_model_for_kbit_training(
                 model, use_gradient_checkpointing=checkpointing)
