@@ -9,7 +9,8 @@ PyTorch caching allocator reserves (``torch.cuda.max_memory_reserved``), with
 * ``A_tok``: activation bytes per token; with gradient checkpointing the bf16 input of every
   decoder layer plus twice the working set of the one layer being recomputed and
   back-propagated; without, every layer's working set (with LoRA dropout > 0 it also holds
-  each wrapped linear's dropout mask, 1 B per input element, for the backward),
+  each wrapped linear's dropout mask, 1 B per input element, for the backward; RMSNorm's
+  fp32 input copies, Qwen3's head norms included),
 * ``loss_tok``: TRL >= 1.7's chunked NLL keeps only hidden-size buffers per token; a full loss
   materialises the logits (2 B), their fp32 copy (4 B) and fp32 gradient (4 B) per vocab entry,
 * ``frag``: allocator fragmentation of the static part (2.5 %, from reserved - allocated on

@@ -141,7 +141,7 @@ def time_loo(data: list[Dataset]) -> dict[str, list[dict[str, Any]]]:
         rows = []
         for o in d.times:
             rest = [x for x in everything if not _same_split(x, o)]
-            b = model_fit.fit_time(rest).predict(o.gpu, o.costs, o.rates, o.m, o.k)
+            b = model_fit.fit_time(rest).predict(o.gpu, o.costs, o.rates, o.m, o.k, o.machine)
             rows.append(model_fit.LooRow(o.label, o.seconds, b.value, b.low, b.high))
         pooled += _loo_rows(d.name, rows)
     return {"profile_alone": alone, "all_other_data": pooled}
@@ -181,10 +181,10 @@ def t4_from_specs(data: list[Dataset]) -> dict[str, list[dict[str, Any]]]:
     for label, priors in (("h200_transfer", transfer), ("priors", None)):
         f = model_fit.fit_time(t4.times, priors=priors,
                                fixed=("stack_eff", "gpu_launch", "gpu_eff:T4"))
-        host = f.params("T4").host_s_per_launch
+        host = f.params("T4", t4.times[0].machine).host_s_per_launch
         rows = []
         for o in t4.times:
-            b = f.predict(o.gpu, o.costs, o.rates, o.m, o.k)
+            b = f.predict(o.gpu, o.costs, o.rates, o.m, o.k, o.machine)
             rows.append({"split": f"{o.m}x{o.k}", "measured": o.seconds, "predicted": b.value,
                          "low": b.low, "high": b.high, "error": b.value / o.seconds - 1,
                          "host_s_per_launch": host})
@@ -199,7 +199,7 @@ def transfer(model: predictor.FittedModel, data: list[Dataset]) -> list[dict[str
         if d.reference:
             continue
         for o in d.times:
-            b = model.time.predict(o.gpu, o.costs, o.rates, o.m, o.k)
+            b = model.time.predict(o.gpu, o.costs, o.rates, o.m, o.k, o.machine)
             rows.append({"dataset": d.name, "split": f"{o.m}x{o.k}", "measured": o.seconds,
                          "predicted": b.value, "low": b.low, "high": b.high,
                          "error": b.value / o.seconds - 1,
