@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from gacost.advisor import predictor, time_model
-from gacost.advisor.model_fit import TIME_NOISE, Z90
+from gacost.advisor.model_fit import NOISE_HOST, TIME_NOISE, Z90
 from gacost.base.profile import RECORDED_SOURCE, TIMED, Profile, SplitResult, Workload
 from gacost.base.records import GpuSpec, ModelArch
 
@@ -140,12 +140,29 @@ def recorded_first(profile: Profile) -> int:
     return 0 if RECORDED_SOURCE in profile.source else 1
 
 
-def _measured_band(r: SplitResult) -> tuple[float, float]:
+def _measured_band(r: SplitResult, host_share: float = 0.0) -> tuple[float, float]:
+    """The 90 % band of the next run of a measured split: the measurement's own interval
+    (or :data:`TIME_NOISE` without one), widened by the host's drift between processes and
+    days in proportion to how host-bound the split is (``NOISE_HOST``: the same host-bound
+    split ran 10-20 % apart in back-to-back processes, bench/RESULTS.md run 4)."""
     assert r.seconds_per_update is not None
-    if r.ci_low_s and r.ci_high_s and r.ci_low_s <= r.seconds_per_update <= r.ci_high_s:
-        return r.ci_low_s, r.ci_high_s
-    f = math.exp(Z90 * TIME_NOISE)
-    return r.seconds_per_update / f, r.seconds_per_update * f
+    t = r.seconds_per_update
+    if r.ci_low_s and r.ci_high_s and r.ci_low_s <= t <= r.ci_high_s:
+        lo, hi = math.log(t / r.ci_low_s), math.log(r.ci_high_s / t)
+    else:
+        lo = hi = Z90 * TIME_NOISE
+    drift = Z90 * NOISE_HOST * host_share
+    return t / math.exp(math.hypot(lo, drift)), t * math.exp(math.hypot(hi, drift))
+
+
+def _host_share(arch: ModelArch, setup: predictor.TrainSetup, gpu: GpuSpec, m: int,
+                model: predictor.FittedModel) -> float:
+    """The model's host share of a micro-step of ``m`` on ``gpu`` (0 without a rate)."""
+    costs = time_model.work_costs(arch, setup)
+    rates = time_model.gpu_rates(gpu, costs.compute_precision)
+    if rates is None:
+        return 0.0
+    return time_model.host_share(costs, rates, model.params(gpu.name), m)
 
 
 def _one(
@@ -165,7 +182,7 @@ def _one(
         if result is None:
             continue
         if result.status in TIMED:
-            lo, hi = _measured_band(result)
+            lo, hi = _measured_band(result, _host_share(arch, setup, gpu, m, model))
             peak = result.peak_reserved_gib
             if peak is None:  # no measured peak: the model's
                 return SplitEstimate(

@@ -317,3 +317,29 @@ def test_a_calibration_run_one_split_per_process_gets_no_in_process_host_correct
     assert predictor.first_in_process(isolated) is None
     costs = time_model.work_costs(_arch("Qwen/Qwen3-1.7B"), _setup(512, "bf16"))
     assert predictor.as_measured(costs, isolated, 4) == costs
+
+
+def test_a_measured_host_bound_split_carries_the_hosts_drift_in_its_band() -> None:
+    """The next run of a measured split moves with the host (the same host-bound split ran
+    10-20 % apart in back-to-back processes): its band is the measurement's interval widened
+    by NOISE_HOST x the host share; a GPU-bound split keeps about its interval."""
+    from gacost.advisor import split_estimates
+    from gacost.base.profile import SplitResult
+
+    r = SplitResult(4, 1, "ok", seconds_per_update=0.40, ci_low_s=0.39, ci_high_s=0.41)
+    assert split_estimates._measured_band(r, 0.0) == pytest.approx((0.39, 0.41))
+    lo, hi = split_estimates._measured_band(r, 1.0)
+    drift = math.exp(model_fit.Z90 * model_fit.NOISE_HOST)
+    assert hi / 0.40 == pytest.approx(math.exp(math.hypot(math.log(0.41 / 0.40),
+                                                          math.log(drift))))
+    assert 0.40 / lo > 1.2 and hi / 0.40 > 1.2
+    # through recommend's estimates: the measured H200 profile of the example workload
+    job = load_job(Path(__file__).parent.parent / "examples" / "qwen3-1.7b-lora.yaml")
+    job = job.model_copy(update={"gpus": ["H200-SXM"], "precision": "bf16"})
+    from gacost.advisor.recommend import estimate_job
+
+    measured = [e for e in estimate_job(job, []).estimates if e.time_source == "measured"]
+    assert measured
+    for e in measured:
+        assert e.seconds_low and e.seconds_high and e.seconds_per_update
+        assert e.seconds_high / e.seconds_per_update > 1.15  # host-bound on the H200
