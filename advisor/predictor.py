@@ -14,7 +14,6 @@ import math
 import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -368,20 +367,36 @@ def reference_profiles() -> list[Profile]:
 
 
 REFERENCE_FIT = "reference_fit.json"  # in the embedded data; written by bench/reference_fit.py
-MODEL_SOURCES = ("time_model", "memory_model", "model_fit", "kernel_counts", "predictor")
+# The model's formulas, by name: change it with any formula of the model modules (a forgotten
+# change fails tests/test_model_v2.py, which compares the saved fit with a new one).
+MODEL_VERSION = "2026-12-03 L2 residency, host per machine, RMSNorm fp32 copies"
+
+
+def model_constants() -> str:
+    """Every constant of the model modules (their upper-case module values), as text: what,
+    besides the formulas, the fit depends on. Docstrings and comments are not in it."""
+    from gacost.advisor import kernel_counts, memory_model, model_fit
+
+    parts = []
+    for mod in (time_model, memory_model, model_fit, kernel_counts):
+        for name, value in sorted(vars(mod).items()):
+            if name.isupper() and not callable(value):
+                parts.append(f"{mod.__name__}.{name}={value!r}")
+    parts += [f"{name}={value!r}" for name, value in (
+        ("GLOBAL_FIT_GPUS", GLOBAL_FIT_GPUS), ("FIRST_TRAINER_HOST", FIRST_TRAINER_HOST),
+        ("LATER_TRAINER_HOST", LATER_TRAINER_HOST), ("CUDA_CONTEXT_GIB", CUDA_CONTEXT_GIB))]
+    return "\n".join(parts)
 
 
 def reference_fit_key(profiles: Sequence[Profile]) -> str:
-    """What a saved reference fit must match: the profiles, the model's source code and the
-    GPU table (any change to them means the fit must be redone)."""
-    import gacost.advisor as advisor_pkg
-
+    """What a saved reference fit must match: the profiles, the model's version and constants
+    (:func:`model_constants`) and the GPU table; a docstring or comment change needs no
+    refit."""
     h = hashlib.sha256()
     for p in sorted(repr(_key(p)) for p in profiles):
         h.update(p.encode())
-    folder = resources.files(advisor_pkg)
-    for name in MODEL_SOURCES:
-        h.update((folder / f"{name}.py").read_bytes())
+    h.update(MODEL_VERSION.encode())
+    h.update(model_constants().encode())
     h.update((embedded.data_root() / "gpus.csv").read_bytes())
     return h.hexdigest()[:20]
 

@@ -83,3 +83,16 @@ def test_committed_v2_results_are_current() -> None:
     assert time_model.ACT_BYTES_HIDDEN == pytest.approx(terms["act_bytes_hidden"], rel=0.01)
     assert time_model.ACT_BYTES_LORA_IN == pytest.approx(terms["act_bytes_lora_in"], rel=0.01)
     assert time_model.GEMM_SHAPE_W0 == pytest.approx(terms["gemm_shape_w0"], rel=0.01)
+
+
+def test_the_saved_fit_is_keyed_on_constants_not_source_text(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A docstring or comment edit keeps the saved fit; a constant of the model does not."""
+    profiles = predictor.reference_profiles()
+    key = predictor.reference_fit_key(profiles)
+    assert "time_model.ACT_BYTES_HIDDEN=" in predictor.model_constants()
+    monkeypatch.setattr(time_model, "ACT_BYTES_HIDDEN", time_model.ACT_BYTES_HIDDEN * 1.01)
+    assert predictor.reference_fit_key(profiles) != key
+    monkeypatch.undo()
+    monkeypatch.setattr(time_model, "__doc__", "another docstring")
+    assert predictor.reference_fit_key(profiles) == key
