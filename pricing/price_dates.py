@@ -13,7 +13,9 @@ A catalog copy read on 2026-12-02 may hold rates of 2025. Per source the snapsho
 An offer is **marked** as old when its source is ``outdated`` or its ``prices_as_of`` is
 older than the threshold (:data:`DEFAULT_MAX_AGE`, ``$GACOST_PRICE_DATE_MAX_AGE`` or a
 command's ``--price-age``). Offers not from the snapshot (a live fetch, a price file) are
-dated by their ``fetched_at``: a live source reads the provider's current rates.
+dated by their ``fetched_at``: a live source reads the provider's current rates. Except a
+live SkyPilot catalog of a cloud no scheduled job rewrites (:data:`HAND_MAINTAINED`): its
+rows are as old as the last hand edit, which the file does not say, so they are undated.
 """
 
 from __future__ import annotations
@@ -32,6 +34,12 @@ from gacost.base.records import Offer
 DEFAULT_MAX_AGE = timedelta(days=180)
 MAX_AGE_ENV = "GACOST_PRICE_DATE_MAX_AGE"
 MARK = "!"
+# Clouds whose skypilot-catalog v8 file no scheduled workflow rewrites: the stored
+# skypilot-org/skypilot-catalog has .github/workflows/update-<cloud>-catalog.yml (every 7 h)
+# for aws, cudo, daytona, gcp, hyperbolic, jarvislabs, lambda, lium, mithril, nebius, oci,
+# runpod, seeweb, shadeform, vast and verda, none for these (read 2026-12-03).
+HAND_MAINTAINED = frozenset({"azure", "hyperstack", "primeintellect", "spheron", "yotta"})
+LIVE_CATALOG = "skypilot-catalog"  # the label prefix of a fetched SkyPilot catalog
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _FIELDS = ("source", "prices_as_of", "not_before", "outdated", "basis")
 
@@ -150,6 +158,8 @@ class PriceDating:
         found = self.entry(offer)
         if found is None:
             as_of: str | None = read if _DAY.match(read) else None
+            if offer.provider in HAND_MAINTAINED and offer.source.startswith(LIVE_CATALOG):
+                as_of = None
             outdated = False
         else:
             as_of, outdated = found.prices_as_of, found.outdated

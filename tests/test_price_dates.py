@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -86,6 +88,13 @@ def test_offers_are_dated_by_their_source_not_the_day_read() -> None:
     # a live fetch (another source label) is dated by its fetch: current rates
     live = replace(_offer("nebius"), source="nebius api", fetched_at="2026-12-01T10:00:00Z")
     assert (dating.of(live).prices_as_of, dating.of(live).marked) == ("2026-12-01", False)
+    # a live SkyPilot catalog no scheduled job rewrites is as old as its last hand edit
+    hand = replace(_offer("spheron"), source="skypilot-catalog v8 spheron",
+                   fetched_at="2026-12-01T10:00:00Z")
+    assert dating.of(hand).prices_as_of is None
+    bot = replace(_offer("runpod"), source="skypilot-catalog v8 runpod",
+                  fetched_at="2026-12-01T10:00:00Z")
+    assert (dating.of(bot).prices_as_of, dating.of(bot).marked) == ("2026-12-01", False)
     # the threshold decides for a dated, not outdated source
     assert PriceDating(table.price_dates, NOON, timedelta(days=30)).of(_offer("oci")).marked
 
@@ -165,3 +174,23 @@ def test_compare_and_recommend_carry_the_price_date(capsys: pytest.CaptureFixtur
     text = capsys.readouterr().out
     assert "undated (primeintellect, cudo" not in text  # sorted
     assert "price dates (not the day read): undated (" in text
+
+
+def _recompute_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "price_recompute", ROOT / "bench" / "price_recompute.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_snapshot_offer_recomputes_from_the_raw_rows(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The independent full recompute (bench/price_recompute.py, no pricing/ code): 4870
+    offers exact, the 42 whose GCP on-demand a rule cleared listed, none unexplained."""
+    assert _recompute_module().main([]) == 0
+    out = capsys.readouterr().out
+    assert "4912 snapshot offers" in out and "4870 exact, 42 with" in out
+    assert "0 unexplained" in out
