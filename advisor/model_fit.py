@@ -74,7 +74,10 @@ TIME_PRIORS: dict[str, Prior] = {
                         why="GPU time floor per launched kernel (H200 sweep traces)"),
     "host_base": Prior(30e-6, 0.35, why="host seconds per kernel launch (lent H200 host 22-35 us "
                        "by configuration; a rented host's CPU is unknown)"),
-    "host_dev": Prior(1.0, 0.3, why="one GPU's host relative to host_base (CPU, VM, stack)"),
+    "host_dev": Prior(1.0, 0.3, why="one machine's host relative to host_base (CPU, VM, "
+                      "stack): a machine nobody measured keeps this prior, the spread between "
+                      "machines (lent H200 host 22-43 us by configuration and day, the Colab "
+                      "hosts of the published rows about 45 us)"),
     "gpu_eff": Prior(1.0, 0.15, why="GPU deviation from its sustained-rate and stream transfer"),
     "gpu_eff_unlisted": Prior(1.0, 0.35, why="as gpu_eff, GPU without a sustained matmul rate"),
 }
@@ -134,7 +137,10 @@ class Band:
 
 @dataclass(frozen=True)
 class TimeObservation:
-    """One measured split: seconds per update with its log-space noise."""
+    """One measured split: seconds per update with its log-space noise.
+
+    ``machine``: the host it ran on (``Profile.machine``); its host term is that machine's
+    (empty: a machine named after its GPU)."""
 
     gpu: str
     costs: WorkCosts
@@ -144,17 +150,20 @@ class TimeObservation:
     seconds: float
     sigma: float
     label: str
+    machine: str = ""
 
 
 @dataclass(frozen=True)
 class TimeQuery:
-    """One split to predict."""
+    """One split to predict; ``machine`` as in :class:`TimeObservation` (a machine without
+    observations keeps the ``host_dev`` prior: the spread between machines)."""
 
     gpu: str
     costs: WorkCosts
     rates: GpuRates
     m: int
     k: int
+    machine: str = ""
 
 
 def _gpu_eff_prior(gpu: str) -> Prior:
@@ -164,9 +173,10 @@ def _gpu_eff_prior(gpu: str) -> Prior:
 TIME_GLOBALS = ("stack_eff", "gpu_launch", "host_base")
 
 
-def time_param_names(gpu: str) -> tuple[str, ...]:
-    """The parameter names one GPU's prediction depends on."""
-    return (*TIME_GLOBALS, f"gpu_eff:{gpu}", f"host_dev:{gpu}")
+def time_param_names(gpu: str, machine: str = "") -> tuple[str, ...]:
+    """The parameter names a prediction on ``gpu`` in ``machine`` depends on: the device
+    term belongs to the GPU kind, the host term to the machine."""
+    return (*TIME_GLOBALS, f"gpu_eff:{gpu}", f"host_dev:{machine or gpu}")
 
 
 def time_prior(name: str) -> Prior:
@@ -341,18 +351,24 @@ class TimeFit:
 
     fit: _Fit
 
-    def params(self, gpu: str) -> TimeParams:
-        """Central parameters for ``gpu`` (its prior where no profile informed it)."""
-        mean, _, pri = self.fit.distribution(time_param_names(gpu))
+    def params(self, gpu: str, machine: str = "") -> TimeParams:
+        """Central parameters for ``gpu`` in ``machine`` (priors where no profile informed
+        them)."""
+        mean, _, pri = self.fit.distribution(time_param_names(gpu, machine))
         return _time_params(gpu, [p.value(x) for p, x in zip(pri, mean, strict=True)])
 
     def has_data(self, gpu: str) -> bool:
         """Whether any observation on ``gpu`` was fitted."""
-        return f"host_dev:{gpu}" in self.fit.names
+        return f"gpu_eff:{gpu}" in self.fit.names
 
-    def predict(self, gpu: str, costs: WorkCosts, rates: GpuRates, m: int, k: int) -> Band:
+    def has_machine(self, machine: str) -> bool:
+        """Whether any observation on ``machine`` was fitted."""
+        return f"host_dev:{machine}" in self.fit.names
+
+    def predict(self, gpu: str, costs: WorkCosts, rates: GpuRates, m: int, k: int,
+                machine: str = "") -> Band:
         """Seconds per update with a 90 % band (fit covariance, priors, run-to-run noise)."""
-        centre, cov = self.joint([TimeQuery(gpu, costs, rates, m, k)])
+        centre, cov = self.joint([TimeQuery(gpu, costs, rates, m, k, machine)])
         sd = math.sqrt(float(cov[0, 0]))
         c = float(centre[0])
         return Band(math.exp(c), math.exp(c - Z90 * sd), math.exp(c + Z90 * sd))
@@ -360,10 +376,11 @@ class TimeFit:
     def joint(self, queries: Sequence[TimeQuery]) -> tuple[Vec, Vec]:
         """Log seconds of several predictions and their joint covariance (shared parameters
         correlate them; the run-to-run noise does not)."""
-        names = tuple(dict.fromkeys(n for q in queries for n in time_param_names(q.gpu)))
+        names = tuple(dict.fromkeys(n for q in queries
+                                    for n in time_param_names(q.gpu, q.machine)))
         mean, cov, pri = self.fit.distribution(names)
         pos = {n: i for i, n in enumerate(names)}
-        sel = [[pos[n] for n in time_param_names(q.gpu)] for q in queries]
+        sel = [[pos[n] for n in time_param_names(q.gpu, q.machine)] for q in queries]
 
         def log_t(x: Vec) -> Vec:
             values = [p.value(float(v)) for p, v in zip(pri, x, strict=True)]
@@ -410,27 +427,29 @@ def fit_time(
     priors: Mapping[str, Prior] | None = None,
     fixed: Collection[str] = (),
 ) -> TimeFit:
-    """Fit the time model: global ``stack_eff``, ``tau``, ``host_base``; per GPU ``gpu_eff``
-    and ``host_dev``.
+    """Fit the time model: global ``stack_eff``, ``gpu_launch``, ``host_base``; per GPU kind
+    ``gpu_eff``, per machine ``host_dev``.
 
     ``priors`` overrides priors by name; ``fixed`` names stay at their prior centre (their
     prior sd still widens the bands).
     """
     gpus = sorted({o.gpu for o in observations})
-    names = (*TIME_GLOBALS, *(f"gpu_eff:{g}" for g in gpus), *(f"host_dev:{g}" for g in gpus))
+    machines = sorted({o.machine or o.gpu for o in observations})
+    names = (*TIME_GLOBALS, *(f"gpu_eff:{g}" for g in gpus),
+             *(f"host_dev:{h}" for h in machines))
     meas = np.array([math.log(o.seconds) for o in observations])
     prior_of = _prior_lookup(time_prior, priors)
     labels = [o.label for o in observations]
     centre = {n: prior_of(n).center for n in names}
     fitted: _Fit | None = None
     for _ in range(2):  # weights from the host share at the prior, then at the first fit
-        sig = np.array([_obs_sigma(o, _time_params(o.gpu, [centre[n] for n in
-                                                           time_param_names(o.gpu)]))
-                        for o in observations])
+        sig = np.array([_obs_sigma(o, _time_params(o.gpu, [
+            centre[n] for n in time_param_names(o.gpu, o.machine)])) for o in observations])
 
         def resid(values: dict[str, float], sig: Vec = sig) -> Vec:
             pred = np.array([
-                _log_seconds(o, _time_params(o.gpu, [values[n] for n in time_param_names(o.gpu)]))
+                _log_seconds(o, _time_params(o.gpu, [
+                    values[n] for n in time_param_names(o.gpu, o.machine)]))
                 for o in observations
             ])
             return np.asarray((pred - meas) / sig, dtype=np.float64)

@@ -12,7 +12,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
@@ -40,11 +40,11 @@ from gacost.advisor.model_fit import (
     mem_fit_from_dict,
     time_fit_from_dict,
 )
-from gacost.advisor.time_model import TrainSetup
+from gacost.advisor.time_model import TimeParams, TrainSetup
 from gacost.base import embedded, gpu_table, models
 from gacost.base.errors import DataError, UnknownNameError
 from gacost.base.job import LINEAR_MODULES
-from gacost.base.profile import TIMED, Profile, Workload, loads_profile
+from gacost.base.profile import OWN_PROCESS, TIMED, Profile, Workload, loads_profile
 from gacost.base.records import GpuSpec, ModelArch
 
 __all__ = [
@@ -118,9 +118,10 @@ def first_in_process(p: Profile) -> int | None:
     """The micro-batch of the split ``p`` measured first in its process, None when its splits
     were not measured one after another in one process. gacost calibrate and the H200 sweep
     run the largest micro-batch first; calibrate before its drop rule ("clearly slower", in
-    the provenance) ran the smallest first."""
+    the provenance) ran the smallest first; since issue 19 it runs each split in its own
+    process on a GPU (:data:`OWN_PROCESS`, in the provenance), as a user's run is."""
     timed = [s.micro_batch for s in p.splits if s.status in TIMED]
-    if not timed:
+    if not timed or OWN_PROCESS in p.provenance:
         return None
     if p.source.startswith("bench/h200_sweep.py"):
         return max(timed)
@@ -161,7 +162,7 @@ def profile_observations(
                 sigma = max(NOISE_GPU, math.log(s.ci_high_s / s.ci_low_s) / (2 * 1.96))
             seen = as_measured(costs, p, s.micro_batch)
             times.append(TimeObservation(p.gpu, seen, rates, s.micro_batch, s.grad_accum,
-                                         s.seconds_per_update, sigma, label))
+                                         s.seconds_per_update, sigma, label, p.machine))
         if s.peak_reserved_gib is not None:
             mems.append(MemObservation(p.gpu, mcosts, s.micro_batch, s.peak_reserved_gib, label,
                                        s.grad_accum))
@@ -180,12 +181,30 @@ class RatioSide:
 
 @dataclass(frozen=True)
 class FittedModel:
-    """Both models fitted to a set of profiles."""
+    """Both models fitted to a set of profiles.
+
+    ``machines``: (GPU, machine) pairs: predictions on that GPU use that machine's host term
+    (the machine of the user's own profile: calibrate where you would rent). Any other GPU's
+    prediction is for a machine nobody measured: the host from every measured machine, with
+    the spread between machines in its band."""
 
     time: TimeFit
     memory: MemFit
     used: tuple[str, ...]
     unused: tuple[str, ...]
+    machines: tuple[tuple[str, str], ...] = ()
+
+    def on_machines(self, machines: Mapping[str, str]) -> FittedModel:
+        """This model predicting each GPU of ``machines`` on that machine's host."""
+        return replace(self, machines=tuple(sorted(machines.items())))
+
+    def machine_for(self, gpu: str) -> str:
+        """The measured machine predictions on ``gpu`` use ("" for an unmeasured one)."""
+        return dict(self.machines).get(gpu, "")
+
+    def params(self, gpu: str) -> TimeParams:
+        """Central time parameters of a prediction on ``gpu``."""
+        return self.time.params(gpu, self.machine_for(gpu))
 
     def seconds(
         self, arch: ModelArch, setup: TrainSetup, gpu: GpuSpec, m: int, k: int, world: int = 1
@@ -199,7 +218,7 @@ class FittedModel:
         rates = time_model.gpu_rates(gpu, costs.compute_precision)
         if rates is None:
             return None
-        band = self.time.predict(gpu.name, costs, rates, m, k)
+        band = self.time.predict(gpu.name, costs, rates, m, k, self.machine_for(gpu.name))
         if world <= 1:
             return band
         c = comm_seconds(arch, setup, gpu.name, world)
@@ -235,7 +254,8 @@ class FittedModel:
             rates = time_model.gpu_rates(side.gpu, costs.compute_precision)
             if rates is None:
                 return None
-            queries.append((i, TimeQuery(side.gpu.name, costs, rates, side.m, side.k)))
+            queries.append((i, TimeQuery(side.gpu.name, costs, rates, side.m, side.k,
+                                         self.machine_for(side.gpu.name))))
         if queries:
             centre, cov = self.time.joint([q for _, q in queries])
             for r, (i, _) in enumerate(queries):
@@ -248,9 +268,12 @@ class FittedModel:
 
     def basis(self, gpu: str) -> str:
         """Where a prediction for ``gpu`` gets its parameters from, in words."""
+        machine = self.machine_for(gpu)
+        host = (f"host of {machine}" if machine and self.time.has_machine(machine)
+                else "host of an unmeasured machine (the spread between machines in the band)")
         if self.time.has_data(gpu):
-            return f"model fitted to the {gpu} profile(s)"
-        return f"model transferred from specs (no {gpu} profile; prior bands)"
+            return f"model fitted to the {gpu} profile(s); {host}"
+        return f"model transferred from specs (no {gpu} profile; prior bands); {host}"
 
     def reports(self) -> list[ParamReport]:
         """Every parameter of both fits."""

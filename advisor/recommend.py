@@ -20,6 +20,7 @@ from gacost.advisor.split_estimates import (
     SplitEstimate,
     estimate_splits,
     matching_profiles,
+    recorded_first,
 )
 from gacost.base import gpu_table, models
 from gacost.base.errors import UnknownNameError, did_you_mean
@@ -181,6 +182,12 @@ def estimate_job(job: Job, offers: Sequence[Offer],
     fitted = (predictor.fitted_model([*user_profiles, *references], archs=[arch],
                                      anchor=predictor.reference_model())
               if user_profiles else predictor.reference_model())
+    # your profile's machine hosts the predictions on its GPU (calibrate where you would
+    # rent); every other GPU is predicted for a machine nobody measured
+    machines: dict[str, str] = {}
+    for p in sorted(user_profiles, key=recorded_first):
+        machines.setdefault(p.gpu, p.machine)
+    fitted = fitted.on_machines(machines)
     worlds = job.world_sizes()
     estimates: list[SplitEstimate] = []
     skipped: list[SkippedGpu] = []
@@ -289,7 +296,7 @@ def gpu_busy(est: Estimated, e: SplitEstimate) -> float | None:
     rates = time_model.gpu_rates(spec, costs.compute_precision)
     if rates is None:
         return None
-    params = est.fitted.time.params(e.gpu)
+    params = est.fitted.params(e.gpu)
     part = time_model.micro_step(costs, rates, params, e.micro_batch)
     total = time_model.smooth_max(part.host, part.gpu, params.overlap)
     return min(1.0, part.gpu / total) if total > 0 else None

@@ -13,7 +13,8 @@ of ``m`` sequences (``T = m * s`` tokens) launches ``L(m)`` kernels
   grows with the GEMM rows x width, ``eta = eta_max * T h / (T h + W0)`` (``W0`` in
   proportion to the GPU's SM count: a smaller GPU fills with fewer tiles); the memory-bound
   kernels (casts, element-wise, norms, the loss: 50-66 % of GPU time on the H200) as bytes
-  per token ``A`` at the GPU's stream bandwidth, plus the frozen-weight bytes ``W``; and a GPU
+  per token ``A`` by tensor shape at the GPU's stream bandwidth, less the reads its L2 serves
+  where those tensors fit (:func:`dram_share`), plus the frozen-weight bytes ``W``; and a GPU
   floor ``g`` per launched kernel (tiny kernels cost their launch latency),
 
 and the host and GPU overlap (the host queues kernels ahead of the GPU):
@@ -45,10 +46,10 @@ OVERLAP_P = 4.0  # smooth-max exponent between host and GPU time (see bench/MODE
 # --- GPU terms derived from the H200 sweep's traces (bench/model_v2.py, bench/MODEL.md) ----
 GEMM_SHAPE_W0 = 1.44e6  # T x hidden at which GEMMs reach half their best efficiency (H200)
 GEMM_SHAPE_SMS = 132  # ... on the H200's 132 SMs; a GPU with fewer SMs fills at smaller shapes
-ACT_BYTES_HIDDEN = 159.1  # memory-bound bytes per token, layer and pass, per hidden element
-ACT_BYTES_LORA_IN = 53.34  # the same per input element of a LoRA-wrapped linear
-ACT_BYTES_VOCAB = 0.0  # per token and vocabulary entry: fitted negative (collinear), left out
-GPU_S_PER_LAUNCH = 1.04e-6  # GPU time floor per launched kernel (H200)
+ACT_BYTES_HIDDEN = 230.7  # memory-bound bytes per token, layer and pass, per hidden element
+ACT_BYTES_LORA_IN = 59.72  # the same per input element of a LoRA-wrapped linear
+# (a term per token and vocabulary entry was fitted negative, collinear with these: left out)
+GPU_S_PER_LAUNCH = 1.35e-6  # GPU time floor per launched kernel (H200)
 # per-launch host cost relative to LoRA with checkpointing (H200 sweep, t/L per split):
 HOST_FACTOR_QLORA = 1.2  # bitsandbytes dequant launches: 37-41 against 31-34 us
 HOST_FACTOR_LIGER = 1.6  # Triton launches from Python: 47-53 us
@@ -93,6 +94,19 @@ DROPOUT_BYTES_PER_INPUT = 4.0 + 4.0 + 1.0
 # over 389 x 8 = 100 us each; against 34 us per average launch on that host: 2.9. Checked
 # against a third pair (bench/RESULTS.md, 2026-12-03 calibrate traces at 4x1: 87 us, 2.5).
 DROPOUT_HOST_LAUNCHES = 3.0
+# --- L2 residency of the memory-bound kernels (issue 19 item 4; bench/MODEL.md "L2") ------
+# A memory-bound kernel whose tensors fit in L2 reads what the kernel before it wrote from L2,
+# not DRAM; its writes still reach DRAM. Counted structure, not fitted: an element-wise
+# chain reads about as many bytes as it writes (unary ops read 1 and write 1 tensor, binary
+# ops read 2, casts to fp32 read half what they write), so half the bytes are such reads.
+L2_READ_SHARE = 0.5
+# L2 bandwidth per SM and clock: NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020),
+# "5120 Bytes/clk" of L2 read bandwidth on 108 SMs; a GPU's L2 rate is this x its SMs x its
+# boost clock (the table's sm_count and boost_clock_mhz). 12.4 TB/s on the H200, 5.6 on the
+# L4, 3.0 on the T4.
+L2_BYTES_PER_CLOCK_PER_SM = 5120 / 108
+HIDDEN_KERNEL_BYTES = 4.0  # bytes per element a hidden-width kernel touches (bf16 in + out)
+LORA_KERNEL_BYTES = 8.0  # ... a kernel on a LoRA input's fp32 copy (fp32 in + out)
 
 
 @dataclass(frozen=True)
@@ -129,6 +143,8 @@ class WorkCosts:
     compute_precision: str
     hidden: int = 0
     act_bytes_per_token: float = 0.0
+    # the same bytes by tensor shape: (bytes per token, bytes one kernel touches per token)
+    act_parts: tuple[tuple[float, float], ...] = ()
     launches: tuple[float, ...] = ()  # per micro-step at LAUNCH_GRID micro-batches
     # host launch-equivalents per micro-step beyond the kernels (LoRA dropout's Python cost)
     extra_host_launches: float = 0.0
@@ -151,6 +167,8 @@ class GpuRates:
     bandwidth: float
     stream_bandwidth: float = 0.0
     gemm_shape_w0: float = 0.0  # T x hidden at half GEMM efficiency (0: GEMM_SHAPE_W0)
+    l2_bytes: float = 0.0  # L2 capacity (0: unknown, every byte from DRAM)
+    l2_bandwidth: float = 0.0  # bytes/s of L2 reads (0: unknown)
 
 
 @dataclass(frozen=True)
@@ -218,21 +236,32 @@ def weight_traffic_bytes(arch: ModelArch, setup: TrainSetup) -> float:
     return (n_dec * dec_passes + n_head * 2) * b
 
 
-def activation_bytes_per_token(arch: ModelArch, setup: TrainSetup) -> float:
-    """Bytes the memory-bound kernels move per token of one micro-step (H200-fitted structure:
-    per layer and pass a multiple of the hidden width and of the LoRA-wrapped inputs, plus the
-    LM head output and loss per vocabulary entry); fused kernels move less."""
-    passes = 3 if setup.gradient_checkpointing else 2
-    widths = lora_input_widths(arch, setup)
-    per_layer = ACT_BYTES_HIDDEN * arch.hidden_size + ACT_BYTES_LORA_IN * widths
-    total = arch.num_hidden_layers * passes * per_layer + ACT_BYTES_VOCAB * arch.vocab_size
+def activation_parts(arch: ModelArch, setup: TrainSetup) -> tuple[tuple[float, float], ...]:
+    """Bytes the memory-bound kernels move per token of one micro-step, by tensor shape, as
+    (bytes, bytes one kernel touches) per token: the hidden-width tensors (per layer and pass
+    :data:`ACT_BYTES_HIDDEN` per hidden element), then each LoRA-wrapped linear's input
+    (:data:`ACT_BYTES_LORA_IN` per input element, plus its dropout); fused kernels move less.
+    The byte coefficients are the H200 traces' (bench/model_v2.py), L2 residency taken out."""
+    passes = arch.num_hidden_layers * (3 if setup.gradient_checkpointing else 2)
+    fused = 1.0
     if setup.method == "qlora":
-        total *= PREPARE_KBIT_OTHER_FACTOR if setup.prepare_for_kbit else QLORA_OTHER_FACTOR
+        fused *= PREPARE_KBIT_OTHER_FACTOR if setup.prepare_for_kbit else QLORA_OTHER_FACTOR
     if not setup.torch_compile:  # Liger fuses norms, SwiGLU and the loss, not the dropout
-        total *= LIGER_OTHER_FACTOR if setup.liger else 1.0
-    total += dropout_bytes_per_token(arch, setup)
+        fused *= LIGER_OTHER_FACTOR if setup.liger else 1.0
     # compiled graphs fuse Liger's work and the dropout too
-    return total * (COMPILE_OTHER_FACTOR if setup.torch_compile else 1.0)
+    compiled = COMPILE_OTHER_FACTOR if setup.torch_compile else 1.0
+    dropout = DROPOUT_BYTES_PER_INPUT if setup.lora_dropout > 0 else 0.0
+    parts = [(passes * ACT_BYTES_HIDDEN * arch.hidden_size * fused * compiled,
+              HIDDEN_KERNEL_BYTES * arch.hidden_size)]
+    for w in lora_input_width_list(arch, setup):
+        parts.append((passes * w * (ACT_BYTES_LORA_IN * fused + dropout) * compiled,
+                      LORA_KERNEL_BYTES * w))
+    return tuple(parts)
+
+
+def activation_bytes_per_token(arch: ModelArch, setup: TrainSetup) -> float:
+    """Bytes the memory-bound kernels move per token of one micro-step (all shapes)."""
+    return sum(b for b, _ in activation_parts(arch, setup))
 
 
 def dropout_bytes_per_token(arch: ModelArch, setup: TrainSetup) -> float:
@@ -246,16 +275,33 @@ def dropout_bytes_per_token(arch: ModelArch, setup: TrainSetup) -> float:
             * lora_input_widths(arch, setup))
 
 
-def lora_input_widths(arch: ModelArch, setup: TrainSetup) -> int:
-    """Sum of the input widths of the LoRA-wrapped linears of one layer (0 for a full
-    fine-tune)."""
+def lora_input_width_list(arch: ModelArch, setup: TrainSetup) -> tuple[int, ...]:
+    """The input width of each LoRA-wrapped linear of one layer (none for a full fine-tune)."""
     if setup.method == "full":
-        return 0
+        return ()
     attn_out = arch.num_attention_heads * arch.head_dim
     width = {"q_proj": arch.hidden_size, "k_proj": arch.hidden_size, "v_proj": arch.hidden_size,
              "o_proj": attn_out, "gate_proj": arch.hidden_size, "up_proj": arch.hidden_size,
              "down_proj": arch.intermediate_size}
-    return sum(width.get(t, arch.hidden_size) for t in setup.lora_targets)
+    return tuple(width.get(t, arch.hidden_size) for t in setup.lora_targets)
+
+
+def lora_input_widths(arch: ModelArch, setup: TrainSetup) -> int:
+    """Sum of the input widths of the LoRA-wrapped linears of one layer (0 for a full
+    fine-tune)."""
+    return sum(lora_input_width_list(arch, setup))
+
+
+def dram_share(rates: GpuRates, footprint: float) -> float:
+    """Share of a memory-bound kernel's stream time it still costs when it touches
+    ``footprint`` bytes: the reads of what the kernel before wrote (:data:`L2_READ_SHARE`)
+    come from L2 where the tensors fit (in proportion where they do not), at the L2 rate
+    instead of DRAM's. 1 on a GPU without L2 facts."""
+    stream = rates.stream_bandwidth or rates.bandwidth * STREAM_FRACTION
+    if rates.l2_bytes <= 0 or rates.l2_bandwidth <= stream or footprint <= 0:
+        return 1.0
+    hit = min(1.0, rates.l2_bytes / footprint)
+    return 1.0 - L2_READ_SHARE * hit * (1.0 - stream / rates.l2_bandwidth)
 
 
 def host_factor(setup: TrainSetup) -> float:
@@ -288,6 +334,7 @@ def work_costs(arch: ModelArch, setup: TrainSetup) -> WorkCosts:
         compute_precision="fp16" if setup.method == "qlora" else setup.precision,
         hidden=arch.hidden_size,
         act_bytes_per_token=activation_bytes_per_token(arch, setup),
+        act_parts=activation_parts(arch, setup),
         launches=launches,
         extra_host_launches=0.0 if setup.torch_compile else (
             (DROPOUT_HOST_LAUNCHES - 1.0)
@@ -316,8 +363,21 @@ def gpu_rates(gpu: GpuSpec, precision: str) -> GpuRates | None:
     stream = gpu.stream_bandwidth_gbs or gpu.bandwidth_gbs * STREAM_FRACTION
     # tiles to fill the GPU scale with its SM count (one wave of output tiles per SM)
     w0 = GEMM_SHAPE_W0 * (gpu.sm_count / GEMM_SHAPE_SMS if gpu.sm_count else 1.0)
+    l2_rate = (L2_BYTES_PER_CLOCK_PER_SM * gpu.sm_count * gpu.boost_clock_mhz * 1e6
+               if gpu.sm_count and gpu.boost_clock_mhz and gpu.l2_mb else 0.0)
     return GpuRates(flops=flops * 1e12, bandwidth=gpu.bandwidth_gbs * 1e9,
-                    stream_bandwidth=stream * 1e9, gemm_shape_w0=w0)
+                    stream_bandwidth=stream * 1e9, gemm_shape_w0=w0,
+                    l2_bytes=(gpu.l2_mb or 0.0) * 2**20 if l2_rate else 0.0,
+                    l2_bandwidth=l2_rate)
+
+
+def activation_seconds(costs: WorkCosts, rates: GpuRates, tokens: int) -> float:
+    """Seconds of the memory-bound kernels' bytes for ``tokens`` tokens (L2 residency by
+    tensor shape where the costs carry shapes and the GPU its L2)."""
+    stream = rates.stream_bandwidth or rates.bandwidth * STREAM_FRACTION
+    if not costs.act_parts:
+        return costs.act_bytes_per_token * tokens / stream
+    return sum(b * tokens * dram_share(rates, f * tokens) for b, f in costs.act_parts) / stream
 
 
 def micro_step(costs: WorkCosts, rates: GpuRates, params: TimeParams, m: int) -> MicroStep:
@@ -327,11 +387,10 @@ def micro_step(costs: WorkCosts, rates: GpuRates, params: TimeParams, m: int) ->
     shape = tokens * costs.hidden
     w0 = rates.gemm_shape_w0 or GEMM_SHAPE_W0
     eta = params.efficiency * (shape / (shape + w0) if costs.hidden else 1.0)
-    stream = rates.stream_bandwidth or rates.bandwidth * STREAM_FRACTION
     return MicroStep(
         host=(params.host_s_per_launch * (launches + costs.extra_host_launches)
               * costs.host_launch_factor),
-        traffic=costs.weight_bytes / rates.bandwidth + costs.act_bytes_per_token * tokens / stream,
+        traffic=costs.weight_bytes / rates.bandwidth + activation_seconds(costs, rates, tokens),
         compute=costs.flops_per_token * tokens / (rates.flops * eta),
         fixed=launches * params.gpu_s_per_launch,
     )

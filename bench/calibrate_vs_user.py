@@ -86,8 +86,10 @@ def main() -> None:
     p.add_argument("--variant", action="append", default=[],
                    help="extra calibrate flags of a variant, e.g. '--no-trace' (repeatable; "
                         "the default calibration always runs)")
+    p.add_argument("--user-only", action="store_true",
+                   help="only the user's runs (held-out measurements for the model), no calibrate")
     a = p.parse_args()
-    variants = ["", *a.variant]
+    variants = [] if a.user_only else ["", *a.variant]
     report: dict[str, object] = {"workloads": []}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:

@@ -85,6 +85,10 @@ def sweep_profiles() -> list[tuple[Profile, dict[str, Any]]]:
                         f"{path.name}"),
             software={"trl": "1.16.0", **{k: str(v) for k, v in env.items()
                                          if k in ("torch", "transformers", "peft")}},
+            # the machine, as gacost calibrate records it (Profile.machine keys the host)
+            host={k: str(env[e]) for k, e in (("cpu", "cpu_model"), ("cpu_count", "cpu_count"),
+                                              ("driver", "driver"), ("platform", "platform"))
+                  if env.get(e)},
             created_at=str(d.get("created_at", "")),
         ), d))
     return out
@@ -141,13 +145,15 @@ class TraceRow:
 
 def trace_rows() -> list[TraceRow]:
     stream = gpu_table.gpu_specs()[H200].stream_bandwidth_gbs * 1e9
+    rates = time_model.gpu_rates(gpu_table.gpu_specs()[H200], "bf16")
+    assert rates is not None
     rows = []
     for p, d in sweep_profiles():
         name, cfg = models.load_model_config(p.workload.model)
         arch = models.model_arch(name, cfg)
         setup = predictor.setup_for(p.workload, p.software)
         passes = 3 if setup.gradient_checkpointing else 2
-        widths = time_model.lora_input_widths(arch, setup)
+        widths = time_model.lora_input_width_list(arch, setup)
         for s in d["splits"]:
             prof = s.get("profile")
             if not prof:
@@ -157,9 +163,15 @@ def trace_rows() -> list[TraceRow]:
             ms = prof["gpu_ms_per_microstep"]
             launches = prof["kernels_per_microstep"] + prof["memcpy_memset_per_microstep"]
             layer_tok = tokens * arch.num_hidden_layers * passes
+            # bytes by tensor shape, each at the share of stream time it costs on the H200
+            # once the reads that hit its L2 are taken out (time_model.dram_share)
+            hidden = arch.hidden_size * time_model.dram_share(
+                rates, time_model.HIDDEN_KERNEL_BYTES * arch.hidden_size * tokens)
+            lora = sum(w * time_model.dram_share(rates, time_model.LORA_KERNEL_BYTES * w * tokens)
+                       for w in widths)
             x = (launches * 1e-6 * 1e3,  # ms per us of floor
-                 layer_tok * arch.hidden_size / stream * 1e3,
-                 layer_tok * widths / stream * 1e3,
+                 layer_tok * hidden / stream * 1e3,
+                 layer_tok * lora / stream * 1e3,
                  tokens * arch.vocab_size / stream * 1e3)
             rows.append(TraceRow(d["workload"]["name"], m, tokens, launches,
                                  ms.get("other", 0.0) + ms.get("memcpy", 0.0), ms["gemm"],
@@ -197,7 +209,7 @@ def fit_gpu_terms(rows: list[TraceRow]) -> dict[str, float]:
 def gpu_terms(terms: dict[str, float]) -> Iterator[None]:
     """Run the model with these GPU-term constants (for leave-one-out only)."""
     names = {"gpu_s_per_launch": "GPU_S_PER_LAUNCH", "act_bytes_hidden": "ACT_BYTES_HIDDEN",
-             "act_bytes_lora_in": "ACT_BYTES_LORA_IN", "act_bytes_vocab": "ACT_BYTES_VOCAB",
+             "act_bytes_lora_in": "ACT_BYTES_LORA_IN",
              "gemm_shape_w0": "GEMM_SHAPE_W0"}
     saved = {c: getattr(time_model, c) for c in names.values()}
     try:

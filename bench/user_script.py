@@ -3,7 +3,10 @@
 One split per process, TRL's defaults for everything the job does not set (AdamW fused, a
 linear schedule, a log every 10 updates, TRL's progress bar), the model built from the job's
 architecture config with random weights in the job's precision and handed to
-``SFTTrainer(model=..., peft_config=LoraConfig(...))`` as a user's script does. No gacost
+``SFTTrainer(model=..., peft_config=LoraConfig(...))`` as a user's script does (``method:
+full``: no ``peft_config``; ``method: qlora``: the weights saved and read back in NF4 with
+double quantisation, and ``prepare_model_for_kbit_training`` only where the job's
+``qlora.prepare_for_kbit`` asks, since TRL's SFTTrainer does not call it). No gacost
 code runs in the process. Every update is timed between ``on_step_end`` callbacks with a
 device synchronisation; after ``--warmup`` updates the median of ``--updates`` timed ones is
 the split's time. Prints one JSON line.
@@ -26,7 +29,7 @@ START = time.perf_counter()
 import torch  # noqa: E402
 import yaml  # noqa: E402
 from datasets import Dataset  # noqa: E402
-from peft import LoraConfig  # noqa: E402
+from peft import LoraConfig, prepare_model_for_kbit_training  # noqa: E402
 from tokenizers import Tokenizer  # noqa: E402
 from tokenizers.models import WordLevel  # noqa: E402
 from transformers import (  # noqa: E402
@@ -76,6 +79,26 @@ def model_config(name: str) -> AutoConfig:
     return config
 
 
+def quantized(config: AutoConfig, folder: str, dtype: torch.dtype) -> AutoModelForCausalLM:
+    """QLoRA's base as a user loads it: random weights saved, then read back in NF4 with
+    double quantisation and ``dtype`` compute, as ``from_pretrained`` does for a Hub
+    checkpoint. The full-precision copy is built and freed here, so the caching allocator
+    holds none of it when training starts (the 2026-12-03 held-out run of h05 kept it:
+    its peak reserved memory there is not the run's)."""
+    from transformers import BitsAndBytesConfig
+
+    with torch.device("cuda" if CUDA else "cpu"):
+        full = AutoModelForCausalLM.from_config(config, dtype=dtype)
+    full.save_pretrained(folder, safe_serialization=True)
+    del full
+    if CUDA:
+        torch.cuda.empty_cache()
+    bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+                             bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=dtype)
+    return AutoModelForCausalLM.from_pretrained(folder, quantization_config=bnb, dtype=dtype,
+                                                device_map={"": 0})
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("job")
@@ -89,10 +112,18 @@ def main() -> None:
     precision = job.get("precision", "bf16")
     seq = int(job["sequence_length"])
     checkpointing = bool(job.get("gradient_checkpointing", True))
+    method = job.get("method", "lora")
     config = model_config(job["model"])
     torch.manual_seed(42)
-    with torch.device("cuda" if CUDA else "cpu"):
-        model = AutoModelForCausalLM.from_config(config, dtype=DTYPES[precision])
+    weights = tempfile.TemporaryDirectory()
+    if method == "qlora":
+        model = quantized(config, weights.name, DTYPES[precision])
+    else:
+        with torch.device("cuda" if CUDA else "cpu"):
+            model = AutoModelForCausalLM.from_config(config, dtype=DTYPES[precision])
+        if job.get("qlora", {}).get("prepare_for_kbit", False):
+            model = prepare_model_for_kbit_training(
+                model, use_gradient_checkpointing=checkpointing)
     tok = PreTrainedTokenizerFast(
         tokenizer_object=Tokenizer(WordLevel({"<pad>": 0, "<eos>": 1, "<unk>": 2},
                                              unk_token="<unk>")),
@@ -105,7 +136,7 @@ def main() -> None:
     ids = torch.randint(3, config.vocab_size, (n, seq), generator=g)
     data = Dataset.from_dict({"input_ids": ids.tolist()})
     r = int(lora.get("r", 16))
-    peft_config = LoraConfig(
+    peft_config = None if method == "full" else LoraConfig(
         r=r, lora_alpha=lora.get("alpha", 2 * r), lora_dropout=float(lora.get("dropout", 0.0)),
         target_modules=lora.get("target_modules", "all-linear"), task_type="CAUSAL_LM",
     )
@@ -130,6 +161,7 @@ def main() -> None:
         t0 = time.perf_counter()
         trainer.train()
         train_s = time.perf_counter() - t0
+    weights.cleanup()
     timed = timer.times[a.warmup :]
     print(json.dumps({
         "job": a.job, "split": f"{a.micro_batch}x{a.grad_accum}",

@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gacost.base.errors import CalibrationError
-from gacost.base.profile import read_profile, write_profile
+from gacost.base.profile import OWN_PROCESS, read_profile, write_profile
 from gacost.calibration.request import CalibrateRequest, CalibrationInterrupted, request_to_dict
 
 
@@ -63,7 +63,7 @@ def launch(req: CalibrateRequest, out: Path) -> None:
         )
 
 
-PER_PROCESS = "each split in its own process"  # said in the profile's provenance
+PER_PROCESS = OWN_PROCESS  # said in the profile's provenance
 ERROR_PREFIX = b"error: "
 
 

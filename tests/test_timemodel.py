@@ -114,10 +114,39 @@ def test_gpu_rates_need_a_tensor_rate() -> None:
     # the sourced sustained rate (24 of 65 TFLOP/s under the 70 W cap) and stream bandwidth
     # ... and GEMMs that fill its 40 SMs at 40/132 of the H200's shape
     w0 = time_model.GEMM_SHAPE_W0 * 40 / 132
+    # ... and an L2 of 4 MiB read at 5120 B/clk per 108 SMs x 40 SMs x 1590 MHz
+    l2 = time_model.L2_BYTES_PER_CLOCK_PER_SM * 40 * 1590 * 1e6
     assert rates == GpuRates(flops=24e12, bandwidth=320e9, stream_bandwidth=239e9,
-                             gemm_shape_w0=w0)
+                             gemm_shape_w0=w0, l2_bytes=4 * 2**20, l2_bandwidth=l2)
     unknown = replace(t4, sustained_tflops=None, stream_bandwidth_gbs=None, matmul_fraction=None,
                       sm_count=None)
     assert time_model.gpu_rates(unknown, "fp16") == GpuRates(
         flops=65e12 * 0.75, bandwidth=320e9, stream_bandwidth=320e9 * time_model.STREAM_FRACTION,
         gemm_shape_w0=time_model.GEMM_SHAPE_W0)
+
+
+def test_memory_bound_reads_that_fit_in_l2_cost_less_on_a_card_with_a_large_l2() -> None:
+    """The published L4 and T4 stream at about the same rate (235 and 239 GB/s), but the
+    L4's 48 MiB L2 holds a 512-token micro-step's tensors where the T4's 4 MiB does not."""
+    arch = _arch("Qwen/Qwen3-1.7B")
+    costs = time_model.work_costs(arch, _setup())
+    specs = gpu_table.gpu_specs()
+    l4, t4 = (time_model.gpu_rates(specs[g], "fp16") for g in ("L4", "T4"))
+    assert l4 is not None and t4 is not None
+    # the parts are the total, by shape: the hidden tensors and one part per wrapped linear
+    assert len(costs.act_parts) == 1 + len(LINEAR_MODULES)
+    assert sum(b for b, _ in costs.act_parts) == pytest.approx(costs.act_bytes_per_token)
+    small = time_model.dram_share(l4, 4 * arch.hidden_size * 512)
+    # half the bytes are reads; from L2 they cost stream/L2 of a DRAM read
+    assert small == pytest.approx(1 - 0.5 * (1 - l4.stream_bandwidth / l4.l2_bandwidth))
+    # 2048 tokens: a hidden-width kernel touches 16 MiB, a quarter of it fits the T4's L2
+    assert time_model.dram_share(t4, 4 * arch.hidden_size * 2048) == pytest.approx(
+        1 - 0.5 * 0.25 * (1 - t4.stream_bandwidth / t4.l2_bandwidth))
+    assert time_model.dram_share(t4, 1e12) == pytest.approx(1.0, abs=1e-4)  # nothing fits
+    per_byte = [time_model.activation_seconds(costs, r, 2048) * r.stream_bandwidth
+                / (costs.act_bytes_per_token * 2048) for r in (l4, t4)]
+    assert per_byte[0] < 0.7 and per_byte[1] > 0.9
+    # a GPU without L2 facts streams every byte
+    bare = GpuRates(flops=1e14, bandwidth=3e11, stream_bandwidth=2.4e11)
+    assert time_model.activation_seconds(costs, bare, 2048) == pytest.approx(
+        costs.act_bytes_per_token * 2048 / 2.4e11)

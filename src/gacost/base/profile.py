@@ -32,6 +32,8 @@ SplitStatus = Literal["ok", "oom", "dropped", "skipped", "error"]
 STATUSES = ("ok", "oom", "dropped", "skipped", "error")
 TIMED = ("ok", "dropped")  # statuses that carry a measured seconds_per_update
 RECORDED_SOURCE = "recorded run (GacostCallback)"  # a profile of the user's own run
+# said in a calibration's provenance when each split ran in a fresh process (as a user's run)
+OWN_PROCESS = "each split in its own process"
 # Machinery options of a workload (they change time and memory), with their defaults.
 WORKLOAD_OPTION_DEFAULTS: dict[str, bool | float] = {
     "torch_compile": False, "liger": False, "prepare_for_kbit": False, "lora_dropout": 0.0,
@@ -166,6 +168,19 @@ class Profile:
     def fingerprint(self) -> str:
         """The workload fingerprint."""
         return self.workload.fingerprint()
+
+    @property
+    def machine(self) -> str:
+        """The machine the profile ran on, as the model's host term keys it: the GPU kind and
+        what was recorded of the host (system vendor and product from DMI, CPU model and
+        count, hypervisor); a published row without such facts, its runtime (``platform``)
+        or else its source. Kernel version, driver and library versions are left out: they
+        change on the same machine."""
+        keys = ("system_vendor", "system_product", "cpu", "cpu_count", "hypervisor")
+        facts = [self.host[k] for k in keys if self.host.get(k)]
+        if not facts:
+            facts = [self.host.get("platform") or self.source or "unknown host"]
+        return f"{self.gpu} on " + ", ".join(facts)
 
     def split(self, micro_batch: int, grad_accum: int) -> SplitResult | None:
         """The result for one split, if the profile has it."""

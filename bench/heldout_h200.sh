@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Held-out H200 workloads of issue 19, run on the lent GPU (see bench/RESULTS.md, "Held-out
+# workloads, own process"). Group A: h01-h04; group B: h05-h07 and a calibration of one other
+# workload (passed later as --profile). Every split is the user's plain TRL script in its own
+# process (bench/user_script.py); results are written as they come to $OUT.
+#   bash bench/heldout_h200.sh A    (on the device, after installing .wheels and the project)
+set -uo pipefail
+H=bench/jobs/heldout
+COMMON=(--user-only --warmup 3 --updates 10)
+case "$1" in
+  A) python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-A.json" \
+       $H/h01-smollm2-360m-s1024-b16.yaml:4x4,8x2,16x1 \
+       $H/h02-qwen2.5-1.5b-r32-s512-b8.yaml:2x4,4x2,8x1 \
+       $H/h03-llama3.2-3b-s2048-b4-d01.yaml:1x4,2x2,4x1 \
+       $H/h04-mistral-7b-s1024-b8.yaml:2x4,4x2,8x1 ;;
+  B) python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
+       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-B.json" \
+       $H/h05-qwen3-4b-qlora-s1024-b8.yaml:2x4,4x2,8x1 \
+       $H/h06-phi3-mini-attn-nogc-s1024-b8.yaml:1x8,2x4,8x1 \
+       $H/h07-qwen2.5-0.5b-full-s512-b16.yaml:2x8,4x4,16x1 ;;
+  *) echo "usage: heldout_h200.sh A|B" >&2; exit 2 ;;
+esac
