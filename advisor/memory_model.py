@@ -40,6 +40,7 @@ TRAINABLE_BYTES_LORA = 16.0  # fp32 param + grad + Adam m, v
 DROPOUT_MASK_BYTES = 1.0
 DEFAULT_ACTIVATION_SCALE = 1.0
 DEFAULT_SLACK_GIB = 0.25
+QK_NORM_MODELS = ("qwen3",)  # RMSNorm on each head's query and key (Qwen3 config and code)
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,12 @@ def layer_working_set_per_token(arch: ModelArch, setup: TrainSetup) -> float:
         # prepare_model_for_kbit_training keeps the norms in fp32: their outputs (the inputs
         # of q, k, v, gate and up) come out fp32, 2 B more per element than bf16, twice a layer
         upcast = 2.0 * 2 * h
-    return act_bytes(setup) * (5 * h + 2 * hq + 2 * hkv + 4 * f + widths) + masks + upcast
+    # RMSNorm computes in fp32 and saves its fp32 input for the backward (HF's
+    # ``hidden.to(float32)``, then ``pow`` and ``mul`` keep it): 4 B per element of each of
+    # a layer's two norms, and of Qwen3's per-head q/k norms
+    norms = 4.0 * (2 * h + (hq + hkv if arch.model_type in QK_NORM_MODELS else 0))
+    return (act_bytes(setup) * (5 * h + 2 * hq + 2 * hkv + 4 * f + widths) + masks + upcast
+            + norms)
 
 
 def weight_bytes(arch: ModelArch, setup: TrainSetup) -> float:

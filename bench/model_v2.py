@@ -241,8 +241,14 @@ def _predict(model: predictor.FittedModel, p: Profile) -> list[dict[str, Any]]:
             continue
         # predicted as it was measured (in one process with other splits, or alone)
         seen = predictor.as_measured(costs, p, s.micro_batch)
-        band = model.time.predict(p.gpu, seen, rates, s.micro_batch, s.grad_accum)
+        # on the machine it ran on (measured by the other workloads): the workload is what
+        # is held out, not the host
+        band = model.time.predict(p.gpu, seen, rates, s.micro_batch, s.grad_accum, p.machine)
+        share = time_model.host_share(seen, rates, model.time.params(p.gpu, p.machine),
+                                      s.micro_batch)
         out.append({"split": f"{s.micro_batch}x{s.grad_accum}", "status": s.status,
+                    "host": "host-bound" if share > 0.8 else "GPU-bound" if share < 0.2
+                    else "mixed",
                     "measured_s": s.seconds_per_update, "predicted_s": band.value,
                     "low_s": band.low, "high_s": band.high,
                     "error": band.value / s.seconds_per_update - 1,

@@ -40,7 +40,13 @@ def test_activations_with_and_without_checkpointing() -> None:
     layer = memory_model.layer_working_set_per_token(arch, _setup())
     # the adapters' own input copies: q, k, v, gate, up (2048 each), o (2048), down (6144)
     widths = 6 * 2048 + 6144
-    assert layer == 2 * (5 * 2048 + 2 * 2048 + 2 * 1024 + 4 * 6144 + widths)
+    # RMSNorm's saved fp32 inputs: the layer's two norms and Qwen3's q (16 x 128) and k
+    # (8 x 128) head norms
+    norms = 4 * (2 * 2048 + 2048 + 1024)
+    assert layer == 2 * (5 * 2048 + 2 * 2048 + 2 * 1024 + 4 * 6144 + widths) + norms
+    llama = _arch("meta-llama/Llama-3.2-1B")  # no head norms
+    assert memory_model.layer_working_set_per_token(llama, _setup()) == pytest.approx(
+        2 * (5 * 2048 + 2 * 2048 + 2 * 512 + 4 * 8192 + 6 * 2048 + 8192) + 4 * 2 * 2048)
     assert gc.activation_bytes_per_token == 28 * 2048 * 2 + 2 * layer
     no_gc = memory_model.memory_costs(arch, _setup(gc=False))
     assert no_gc.activation_bytes_per_token == 28 * layer
