@@ -84,6 +84,7 @@ def main() -> int:
             "GACOST_AZURE_URL": f"{url}/azure", "GACOST_LAMBDA_URL": f"{url}/lambda",
             "GACOST_AWS_BULK_URL": url + "/aws/{region}/index.csv", "LAMBDA_API_KEY": "x",
             "GACOST_AWS_SPOT_ADVISOR_URL": f"{url}/spot-advisor-data.json",
+            "GACOST_OCI_URL": f"{url}/oci",
         }  # fmt: skip
         for label, extra in (("all default sources", []), ("vast alone", ["--source", "vast"])):
             seconds, code, err = _refresh(env, *extra)

@@ -6,7 +6,9 @@
 ``<cloud>/vms.csv``; other CSVs of the same header in a ``<cloud>/`` folder are appended
 (``gcp/host_vms.csv``: the host rows GCP's GPU rows are joined with). The catalog commit
 of each cloud comes from ``DIR/sources.json`` (``{"aws": {"repo": "...", "commit": "..."}}``)
-or, failing that, from :data:`KNOWN_SOURCES`. Every catalog is parsed, quality-checked,
+or, failing that, from :data:`KNOWN_SOURCES`; the same entries may date the cloud's prices
+(``prices_as_of``, ``not_before``, ``outdated``, ``basis``: :mod:`gacost.pricing.price_dates`),
+which go into ``snapshot.json`` as ``price_dates``. Every catalog is parsed, quality-checked,
 and the result written to ``OUT/snapshot.csv`` and ``OUT/snapshot.json`` atomically, with
 a summary per source.
 """
@@ -24,6 +26,7 @@ from pathlib import Path
 from gacost.base.clock import utc_now
 from gacost.base.errors import DataError, GacostError
 from gacost.base.records import Offer
+from gacost.pricing.price_dates import PriceDate, parse_price_dates
 from gacost.pricing.quality import Rejection, review_offers
 from gacost.pricing.skypilot import parse_catalog
 from gacost.pricing.snapshot import write_snapshot
@@ -95,6 +98,29 @@ def read_sources(root: Path) -> dict[str, tuple[str, str]]:
             f"{path}: expected {{cloud: {{repo, commit}}}} ({exc}); fix or delete it"
         ) from None
     return sources
+
+
+_DATE_FIELDS = ("prices_as_of", "not_before", "outdated", "basis")
+
+
+def read_price_dates(root: Path, labels: dict[str, str]) -> dict[str, PriceDate]:
+    """Per cloud of ``labels`` (cloud -> source label), the price-date fields of its entry in
+    ``root/sources.json``; clouds without any are left out."""
+    path = root / "sources.json"
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{path}: not readable JSON ({exc}); fix or delete it") from None
+    if not isinstance(data, dict):
+        raise DataError(f"{path}: expected {{cloud: {{repo, commit}}}}; fix or delete it")
+    picked = {
+        cloud: {"source": labels[cloud], **{k: v for k, v in entry.items() if k in _DATE_FIELDS}}
+        for cloud, entry in data.items()
+        if cloud in labels and isinstance(entry, dict) and set(entry) & set(_DATE_FIELDS)
+    }
+    return parse_price_dates(picked, str(path), "fix that entry of sources.json")
 
 
 def build(
@@ -187,12 +213,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse_args(argv)
     try:
         offers, summaries, rejections = build(args.source, args.as_of)
+        dates = read_price_dates(args.source, {s.cloud: s.label for s in summaries})
         write_snapshot(
             args.out,
             offers,
             as_of=args.as_of,
             sources=[s.label for s in summaries],
             rejected=rejections,
+            price_dates=dates,
         )
     except GacostError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -185,7 +185,8 @@ def table_of(used: list[Part], snapshot: PriceTable, now: datetime) -> PriceTabl
             sources.append(f"{part.label} ({where}; {format_age(now - part.fetched_at)} old)")
     oldest = min(used, key=lambda p: p.fetched_at)
     as_of = snapshot.as_of if oldest.name == SNAPSHOT else format_timestamp(oldest.fetched_at)
-    return PriceTable(offers=offers, source="; ".join(sources), as_of=as_of)
+    return PriceTable(offers=offers, source="; ".join(sources), as_of=as_of,
+                      price_dates=snapshot.price_dates)
 
 
 def _partial(part: Part) -> bool:

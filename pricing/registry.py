@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gacost.pricing import fetch_aws, fetch_azure, fetch_lambda, fetch_vast
+from gacost.pricing import fetch_aws, fetch_azure, fetch_lambda, fetch_oci, fetch_vast
 from gacost.pricing.fetch_skypilot import SkyPilotCatalog
 from gacost.pricing.fetching import Fetcher
 from gacost.pricing.sources import SKYPILOT_CLOUDS
@@ -12,5 +12,6 @@ FETCHERS: dict[str, Fetcher] = {
     "azure": fetch_azure.fetch,
     "vast": fetch_vast.fetch,
     "aws-bulk": fetch_aws.fetch,
+    "oci": fetch_oci.fetch,
     "lambda": fetch_lambda.fetch,
 }

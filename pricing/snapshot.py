@@ -1,7 +1,9 @@
 """The embedded price snapshot: ``prices/snapshot.csv`` plus ``prices/snapshot.json``.
 
 The CSV has exactly the columns of :data:`HEADER` (an empty cell is None); prices are USD
-per instance-hour with at most 6 decimals. The JSON holds ``{"as_of", "sources", "rows"}``.
+per instance-hour with at most 6 decimals. The JSON holds ``{"as_of", "sources", "rows"}``
+and ``price_dates`` (per provider, the date of its prices apart from ``as_of``, the day
+they were read: :mod:`gacost.pricing.price_dates`).
 Both live in the package ``gacost_data`` (the repository's ``data/`` directory) and are
 rebuilt by ``python -m gacost.pricing.build_snapshot``. Every write is atomic.
 """
@@ -14,8 +16,8 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING
 from gacost.base.atomic import atomic_open
 from gacost.base.errors import DataError
 from gacost.base.records import Offer
+from gacost.pricing.price_dates import PriceDate, parse_price_dates
 from gacost.pricing.quality import Rejection
 
 if TYPE_CHECKING:
@@ -54,6 +57,9 @@ class PriceTable:
     source: str
     as_of: str
     sources: tuple[str, ...] = ()  # every source label in full (``source`` may summarise)
+    # provider -> the date of the snapshot's prices of that provider (``as_of`` is the day
+    # they were read)
+    price_dates: Mapping[str, PriceDate] = field(default_factory=dict)
 
 
 # --- reading -------------------------------------------------------------------------
@@ -200,14 +206,18 @@ def write_snapshot(
     as_of: str,
     sources: Sequence[str],
     rejected: Sequence[Rejection] = (),
+    price_dates: Mapping[str, PriceDate] | None = None,
 ) -> None:
     """Write ``snapshot.csv``, ``rejected.csv`` (every row a quality rule dropped, changed
-    or flagged, with its reason) and then ``snapshot.json``, each atomically."""
+    or flagged, with its reason) and then ``snapshot.json`` (with ``price_dates`` when
+    given), each atomically."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     write_offers_csv(folder / "snapshot.csv", offers)
     write_rejections_csv(folder / REJECTED_FILE, rejected)
-    meta = {"as_of": as_of, "sources": list(sources), "rows": len(offers)}
+    meta: dict[str, object] = {"as_of": as_of, "sources": list(sources), "rows": len(offers)}
+    if price_dates:
+        meta["price_dates"] = {p: d.as_dict() for p, d in sorted(price_dates.items())}
     with atomic_open(folder / "snapshot.json") as handle:
         handle.write(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
 
@@ -295,12 +305,12 @@ def load_snapshot(folder: Traversable | None = None) -> PriceTable:
     base = folder if folder is not None else _embedded_prices()
     csv_file, meta_file = base / "snapshot.csv", base / "snapshot.json"
     offers = parse_offers_csv(_read_resource(csv_file), str(csv_file))
-    as_of, sources, rows = _read_meta(_read_resource(meta_file), str(meta_file))
+    as_of, sources, rows, dates = _read_meta(_read_resource(meta_file), str(meta_file))
     if rows != len(offers):
         raise DataError(f"{meta_file}: says {rows} rows but {csv_file} has {len(offers)}; {_FIX}")
     return PriceTable(
         offers=tuple(offers), source=summarize_sources(sources), as_of=as_of,
-        sources=tuple(sources),
+        sources=tuple(sources), price_dates=dates,
     )  # fmt: skip
 
 
@@ -336,7 +346,7 @@ def _read_resource(resource: Traversable) -> str:
         raise DataError(f"{resource}: cannot read the snapshot ({exc}); {_FIX}") from None
 
 
-def _read_meta(text: str, name: str) -> tuple[str, list[str], int]:
+def _read_meta(text: str, name: str) -> tuple[str, list[str], int, dict[str, PriceDate]]:
     try:
         meta = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -350,4 +360,5 @@ def _read_meta(text: str, name: str) -> tuple[str, list[str], int]:
         raise DataError(f"{name}: 'sources' must be a list of strings; {_FIX}")
     if not isinstance(rows, int) or isinstance(rows, bool):
         raise DataError(f"{name}: 'rows' must be an integer; {_FIX}")
-    return as_of, sources, rows
+    dates = parse_price_dates(meta.get("price_dates", {}), name, _FIX)
+    return as_of, sources, rows, dates

@@ -88,6 +88,14 @@ SOURCES: dict[str, SourceInfo] = {
         notes="spot-bid-advisor.s3.amazonaws.com: interruption bucket per AWS instance type "
         "and region, for risk-adjusted spot costs",
     ),
+    "oci": SourceInfo(
+        name="oci",
+        label="OCI Cost Estimator",
+        providers=("oci",),
+        priority=FIRST_PARTY_PRIORITY,
+        notes="oracle.com Cost Estimator shapes + part prices (public, no key); one list "
+        "price in every region",
+    ),
     "lambda": SourceInfo(
         name="lambda",
         label="Lambda Cloud API",

@@ -29,7 +29,8 @@ HTTP_FIXTURES = FIXTURES / "http"
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)
 PRICE_ENV_VARS = (
     "GACOST_CACHE_DIR", "GACOST_PRICE_MAX_AGE", "GACOST_AZURE_REGIONS", "GACOST_AWS_REGIONS",
-    "GACOST_SKYPILOT_CATALOG_URL", "XDG_CACHE_HOME",
+    "GACOST_SKYPILOT_CATALOG_URL", "XDG_CACHE_HOME", "GACOST_OCI_URL",
+    "GACOST_PRICE_DATE_MAX_AGE",
 )  # fmt: skip
 
 Reply = httpx.Response | Exception | Callable[[httpx.Request], httpx.Response]

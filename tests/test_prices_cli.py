@@ -343,8 +343,10 @@ def test_default_view_table_and_json(capsys: pytest.CaptureFixture[str], cache_d
     assert code == 0 and lines[0].split()[:4] == ["GPU", "GiB", "GPUs", "sold"]
     h100 = next(x for x in lines if x.startswith("H100-SXM "))
     assert re.search(r" 80 +(1,2,4,8|1-8) ", h100) and "/" in h100
-    assert re.search(r"^\d+ GPUs, \d+ offers from \d+ providers, as of 2026-12-02", lines[-2])
-    assert "`gacost prices --gpu NAME` lists a GPU's offers" in lines[-1]
+    footer = out.split("\n\n")[-1].splitlines()
+    assert re.search(r"^\d+ GPUs, \d+ offers from \d+ providers, as of 2026-12-02", footer[0])
+    assert "`gacost prices --gpu NAME` lists a GPU's offers" in footer[1]
+    assert footer[2].startswith("price dates (not the day read): ")  # tests/test_price_dates.py
     assert "instance" not in lines[0]  # one line per GPU, not per offer
     code, out, _ = _run(capsys, "--format", "json")
     data = json.loads(out)

@@ -110,20 +110,33 @@ def test_single_variant_gpus(raw: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("spellings", "expected"),
     [
-        (["RTX5090", "RTX 5090", "NVIDIA GeForce RTX 5090", "rtx_5090"], "RTX-5090"),
         (["RTX6000", "Quadro RTX 6000"], "RTX-6000"),
         (["RTXPRO6000S", "RTX PRO 6000 S"], "RTX-PRO-6000-S"),
-        # SkyPilot's spellings across clouds (tests/fixtures/pricing/full)
-        (["RTXPRO6000", "RTX-PRO-6000", "RTXPro6000", "RTXPRO6000-WK", "RTXPRO6000WS",
-          "RTXPRO6000_PCIE_BAREMETAL", "RTX PRO 6000 96GB"], "RTX-PRO-6000"),
         (["RTXA4000", "RTX-A4000", "A4000", "A4000_PCIE"], "RTX-A4000"),
-        (["RTX5090_PCIE", "RTX5090_PCIE_BAREMETAL"], "RTX-5090"),
         (["A16", "A16_PCIE"], "A16"),
     ],
 )
 def test_unknown_gpus_get_a_stable_clean_name(spellings: list[str], expected: str) -> None:
     assert {canonical_gpu(s) for s in spellings} == {expected}
     assert expected not in canonical_names()
+
+
+@pytest.mark.parametrize(
+    ("spellings", "expected"),
+    [
+        (["RTX5090", "RTX 5090", "NVIDIA GeForce RTX 5090", "rtx_5090"], "RTX-5090"),
+        # SkyPilot's spellings across clouds (tests/fixtures/pricing/full)
+        (["RTXPRO6000", "RTX-PRO-6000", "RTXPro6000", "RTXPRO6000-WK", "RTXPRO6000WS",
+          "RTXPRO6000_PCIE_BAREMETAL", "RTX PRO 6000 96GB"], "RTX-PRO-6000"),
+        (["RTX5090_PCIE", "RTX5090_PCIE_BAREMETAL"], "RTX-5090"),
+    ],
+)
+def test_gpus_given_a_row_keep_the_name_the_catalogs_had(
+    spellings: list[str], expected: str
+) -> None:
+    # the rows added for issue 20 item 5 took the cleaned names, so no price row changed
+    assert {canonical_gpu(s) for s in spellings} == {expected}
+    assert expected in canonical_names()
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,7 @@ from pricing_helpers import (
     send_body,
 )
 
-from gacost.pricing import fetch_lambda, fetch_vast
+from gacost.pricing import fetch_lambda, fetch_oci, fetch_vast
 from gacost.pricing.cache import PriceCache
 from gacost.pricing.fetch_skypilot import BASE_URL_ENV
 from gacost.pricing.fetching import FetchContext
@@ -216,6 +216,8 @@ def test_every_source_runs_end_to_end_against_a_local_https_server(ca: trustme.C
         "/lambda": _json("lambda_instance_types.json"),
         "/aws/us-east-1/index.csv": send_body(fixture_text("aws_bulk_us-east-1.csv").encode()),
         "/advisor.json": _json("aws_spot_advisor.json"),
+        "/oci/shapes.json": _json("oci_shapes.json"),
+        "/oci/products.json": _json("oci_products.json"),
     }
     with TlsServer(ca, routes) as server:
         first = fixture_text("azure_retail_page1.json")
@@ -230,9 +232,10 @@ def test_every_source_runs_end_to_end_against_a_local_https_server(ca: trustme.C
             "LAMBDA_API_KEY": SECRET,
             "GACOST_AWS_BULK_URL": server.url + "/aws/{region}/index.csv",
             "GACOST_AWS_SPOT_ADVISOR_URL": f"{server.url}/advisor.json",
+            fetch_oci.URL_ENV: f"{server.url}/oci",
         }
         names = ["skypilot-lambda", "skypilot-nebius", "vast", "azure", "lambda", "aws-bulk",
-                 "aws-spot-advisor"]  # fmt: skip
+                 "aws-spot-advisor", "oci"]  # fmt: skip
         outcomes = _refresher(ca, env, 30).refresh(names, timedelta(0))
     assert {o.name: o.status for o in outcomes} == dict.fromkeys(names, FETCHED)
     assert all(o.offers > 0 for o in outcomes)

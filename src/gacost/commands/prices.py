@@ -28,6 +28,7 @@ from gacost.pricing.cache import (
     parse_timestamp,
 )
 from gacost.pricing.market import GpuMarket, spot_per_gpu_hour, summarise
+from gacost.pricing.price_dates import MARK, PriceDating, max_age_from
 from gacost.pricing.select import check_filters, parse_gpu_query, select_offers
 from gacost.pricing.snapshot import (
     PriceTable,
@@ -37,7 +38,14 @@ from gacost.pricing.snapshot import (
 )
 from gacost.pricing.sources import SOURCES
 from gacost.pricing.spot_advisor import read_risk
-from gacost.reports.formats import Column, plain, rows_csv, short_region, table_text
+from gacost.reports.formats import (
+    Column,
+    fit_width,
+    plain,
+    rows_csv,
+    short_region,
+    table_text,
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -136,6 +144,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--wide", action="store_true", help="every column (memory, host, source, time)"
     )
+    p.add_argument("--price-age", metavar="AGE",
+                   help="mark prices last confirmed longer ago than this (default 180d, "
+                        "$GACOST_PRICE_DATE_MAX_AGE; a bare number is days)")
     p.set_defaults(run=run, prices_parser=p)
 
 
@@ -178,6 +189,7 @@ def run(args: argparse.Namespace) -> str:
         strict=args.strict,
     )
     check_filters(table.offers, args.provider, args.region)
+    args.dating = PriceDating(table.price_dates, utc_now(), max_age_from(args.price_age))
     if args.compare:
         return _compare(table, args)
     queries = [parse_gpu_query(g, table.offers) for g in args.gpu]
@@ -187,13 +199,13 @@ def run(args: argparse.Namespace) -> str:
     if not (args.offers or args.gpu):
         return _market(summarise(offers), args, table)
     offers.sort(key=lambda o: (o.gpu, _or_inf(o.per_gpu_hour), o.provider, o.region))
-    rows = [_offer_row(o) for o in offers]
-    return _render(rows, args, f"{len(rows)} offers", table, LIST_COLUMNS)
+    rows = [_offer_row(o, args.dating) for o in offers]
+    return _render(rows, args, f"{len(rows)} offers", table, LIST_COLUMNS, offers)
 
 
 def _market(markets: list[GpuMarket], args: argparse.Namespace, table: PriceTable) -> str:
     """One line per GPU: memory, counts sold, cheapest on-demand and spot, breadth."""
-    rows = [_market_row(m) for m in markets]
+    rows = [_market_row(m, args.dating) for m in markets]
     offers = sum(m.offers for m in markets)
     providers = len({r for m in markets for r in m.providers})
     what = f"{len(rows)} GPUs, {offers} offers from {providers} providers"
@@ -201,7 +213,7 @@ def _market(markets: list[GpuMarket], args: argparse.Namespace, table: PriceTabl
         flat = [{**r, "counts": " ".join(map(_count, r["counts"]))} for r in rows]
         return rows_csv(flat).rstrip("\n")
     if args.format == "json":
-        return json.dumps({**_meta(table, what), "gpus": rows}, indent=2)
+        return json.dumps({**_meta(table, what, args.dating), "gpus": rows}, indent=2)
     shown = [_market_cells(r, args.wide) for r in rows]
     text = table_text(shown, MARKET_COLUMNS + (MARKET_WIDE if args.wide else []), compact=True)
     footer = (
@@ -209,11 +221,23 @@ def _market(markets: list[GpuMarket], args: argparse.Namespace, table: PriceTabl
         "`gacost prices --gpu NAME` lists a GPU's offers, --offers every offer; --format json "
         "names the sources"
     )
-    return f"{text}\n\n{footer}"
+    cheapest = [b.offer for m in markets for b in (m.on_demand, m.spot) if b is not None]
+    dates = _date_lines(args.dating, cheapest, table.as_of)
+    return f"{text}\n\n{footer}{dates}"
 
 
-def _market_row(m: GpuMarket) -> dict[str, Any]:
-    """The summary fields of one GPU (flat; numbers stay numbers) for json and csv."""
+def _date_lines(dating: PriceDating, offers: list[Offer], read: str) -> str:
+    """The price dates of ``offers``' providers and, if one is marked, the legend, each
+    on a line of its own after a newline ("" when there is nothing to say)."""
+    lines = [dating.summary(offers, read) or ""]
+    if any(dating.of(o).marked for o in offers):
+        lines.append(dating.legend())
+    return "".join(f"\n{line}" for line in fit_width([line for line in lines if line]))
+
+
+def _market_row(m: GpuMarket, dating: PriceDating) -> dict[str, Any]:
+    """The summary fields of one GPU (flat; numbers stay numbers) for json and csv; a
+    cheapest offer's price date as ``<kind>_prices_as_of`` and ``<kind>_price_old``."""
     row: dict[str, Any] = {
         "gpu": m.gpu, "gpu_memory_gib": m.memory_gib, "counts": list(m.counts),
     }  # fmt: skip
@@ -224,6 +248,9 @@ def _market_row(m: GpuMarket) -> dict[str, Any]:
         row[f"{kind}_region"] = o.region if o else None
         row[f"{kind}_instance"] = o.instance_type if o else None
         row[f"{kind}_count"] = o.gpu_count if o else None
+        stamp = dating.of(o) if o else None
+        row[f"{kind}_prices_as_of"] = stamp.prices_as_of if stamp else None
+        row[f"{kind}_price_old"] = stamp.marked if stamp else None
     row["providers"], row["offers"] = len(m.providers), m.offers
     return row
 
@@ -240,6 +267,8 @@ def _market_cells(row: dict[str, Any], wide: bool) -> dict[str, Any]:
     out = dict(row)
     out["counts"] = _counts_text(row["counts"], wide)
     for kind in ("on_demand", "spot"):
+        if row[f"{kind}_price_old"]:
+            out[f"{kind}_per_gpu_hour"] = f"{_money(row[f'{kind}_per_gpu_hour'])}{MARK}"
         region = row[f"{kind}_region"]
         where = f"{row[f'{kind}_provider']}/{region if wide else short_region(region)}"
         out[f"{kind}_at"] = where if row[f"{kind}_provider"] else ""
@@ -253,11 +282,11 @@ def _compare(table: PriceTable, args: argparse.Namespace) -> str:
         table.offers, gpus=[query], providers=args.provider, regions=args.region
     )
     offers.sort(key=lambda o: (_or_inf(o.per_gpu_hour), _or_inf(spot_per_gpu_hour(o)), o.provider))
-    rows = [_offer_row(o) for o in offers]
+    rows = [_offer_row(o, args.dating) for o in offers]
     what = (
         f"{len(rows)} offers for {', '.join(query.names)}, cheapest on-demand per GPU-hour first"
     )
-    return _render(rows, args, what, table, COMPARE_COLUMNS)
+    return _render(rows, args, what, table, COMPARE_COLUMNS, offers)
 
 
 def _rejected(args: argparse.Namespace) -> str:
@@ -351,8 +380,8 @@ def _cache_state(cache: PriceCache, name: str, now: datetime, max_age: timedelta
     return f"{format_age(age)} old" + (" (stale)" if age > max_age else "")
 
 
-def _offer_row(o: Offer) -> dict[str, Any]:
-    return {
+def _offer_row(o: Offer, dating: PriceDating | None = None) -> dict[str, Any]:
+    row = {
         "gpu": o.gpu, "count": o.gpu_count, "provider": o.provider, "region": o.region,
         "instance": o.instance_type, "on_demand_hour": o.price_hour, "spot_hour": o.spot_hour,
         "per_gpu_hour": _round(o.per_gpu_hour), "spot_per_gpu_hour": _round(spot_per_gpu_hour(o)),
@@ -360,10 +389,23 @@ def _offer_row(o: Offer) -> dict[str, Any]:
         "source": o.source, "fetched_at": o.fetched_at,
         "interruptions_per_hour": o.interruption_per_hour,
     }  # fmt: skip
+    if dating is not None:
+        row.update(dating.of(o).fields())
+    return row
 
 
 def _money(v: Any) -> str:
+    if isinstance(v, str):  # a marked price, "3.290!"
+        return v
     return "" if v is None else f"{v:.3f}"
+
+
+def _marked_row(row: dict[str, Any]) -> dict[str, Any]:
+    """The row with its first price cell ending in the old-price mark, if marked."""
+    if not row.get("price_old"):
+        return row
+    key = "on_demand_hour" if row.get("on_demand_hour") is not None else "spot_hour"
+    return {**row, key: f"{_money(row[key])}{MARK}"}
 
 
 def _rate(v: Any) -> str:
@@ -431,25 +473,28 @@ def _render(
     what: str,
     table: PriceTable,
     columns: list[Column],
+    offers: list[Offer],
 ) -> str:
     if args.format == "csv":
         return rows_csv(rows).rstrip("\n")
     if args.format == "json":
-        return json.dumps({**_meta(table, what), "offers": rows}, indent=2)
+        return json.dumps({**_meta(table, what, args.dating), "offers": rows}, indent=2)
     shown = columns + WIDE_EXTRA if args.wide else columns
-    text = table_text([_short_row(r, args.wide) for r in rows], shown)
+    text = table_text([_short_row(_marked_row(r), args.wide) for r in rows], shown)
     providers = len({r["provider"] for r in rows})
     footer = (
         f"{what}\nfrom {providers} providers, as of {table.as_of}; USD per hour "
         "(--format json names the sources, --wide shows every column)"
     )
-    return f"{text}\n\n{footer}"
+    return f"{text}\n\n{footer}{_date_lines(args.dating, offers, table.as_of)}"
 
 
-def _meta(table: PriceTable, what: str) -> dict[str, Any]:
+def _meta(table: PriceTable, what: str, dating: PriceDating) -> dict[str, Any]:
     return {
         "as_of": table.as_of, "source": table.source,
         "sources": list(table.sources) or [table.source], "what": what,
+        "price_dates": {p: d.as_dict() for p, d in sorted(table.price_dates.items())},
+        "price_age_limit_days": dating.max_age.total_seconds() / 86400,
     }  # fmt: skip
 
 

@@ -7,8 +7,10 @@ import argparse
 import json
 
 from gacost.advisor.recommend import recommend
+from gacost.base.clock import utc_now
 from gacost.base.profile import read_profile
 from gacost.commands.inputs import add_job_flags, load_job_args, price_table, trl_notes
+from gacost.pricing.price_dates import PriceDating, max_age_from
 from gacost.reports import recommend as render
 from gacost.reports.plot import check_path, recommend_plot
 
@@ -39,6 +41,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--wide", action="store_true",
                    help="every column (instance, 90%% band, fits, peak GiB, full region "
                         "names) on unwrapped lines; the default fits 120 columns")
+    add_price_age_flag(p)
     p.add_argument(
         "--plot",
         metavar="FILE",
@@ -47,6 +50,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "needs the plot extra",
     )
     p.set_defaults(run=run)
+
+
+def add_price_age_flag(p: argparse.ArgumentParser) -> None:
+    """``--price-age``: prices last confirmed longer ago are marked ``!``."""
+    p.add_argument("--price-age", metavar="AGE",
+                   help="mark prices last confirmed longer ago than this (default 180d, "
+                        "$GACOST_PRICE_DATE_MAX_AGE; a bare number is days)")
 
 
 def _positive(text: str) -> int:
@@ -66,6 +76,7 @@ def run(args: argparse.Namespace) -> str:
     job, trl = load_job_args(args)
     profiles = [read_profile(p) for p in args.profile]
     table = price_table(args.prices, refresh=args.refresh_prices)
+    dating = PriceDating(table.price_dates, utc_now(), max_age_from(args.price_age))
     report = recommend(
         job,
         table.offers,
@@ -77,16 +88,16 @@ def run(args: argparse.Namespace) -> str:
     mine = None if trl is None else render.user_split(
         report, trl.config.micro_batch, trl.config.grad_accum)
     if args.format == "json":
-        out = render.report_dict(report)
+        out = render.report_dict(report, dating)
         if trl is not None:
             out["trl_config"] = {**trl.summary(), "your_split": mine}
         text = json.dumps(out, indent=2)
     elif args.format == "csv":
-        text = render.render_csv(report).rstrip("\n")
+        text = render.render_csv(report, dating).rstrip("\n")
     else:
         yours = None if trl is None or mine is None else render.user_split_text(
             mine, trl.config.path)
-        text = "\n".join([render.render_text(report, yours, wide=args.wide),
+        text = "\n".join([render.render_text(report, yours, wide=args.wide, dating=dating),
                           *trl_notes(trl)])
     if job.sweep is not None and args.format == "table":
         text += ("\nnote: this job has a sweep: section; recommend plans one run of the base "

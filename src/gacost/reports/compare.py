@@ -11,6 +11,7 @@ from typing import Any
 
 from gacost.advisor.compare import Comparison
 from gacost.advisor.planner import Plan
+from gacost.pricing.price_dates import MARK, PriceDating
 from gacost.reports.formats import (
     Column,
     compact_table,
@@ -25,7 +26,8 @@ from gacost.reports.plans import groups_dict, splits_text
 COLUMNS: list[Column] = [
     ("provider", "provider", plain), ("region", "region", plain),
     ("instance_type", "instance", plain), ("pricing", "pricing", plain),
-    ("rate_hour", "$/h", fixed(3)), ("splits", "m x k", plain), ("time_source", "time", plain),
+    ("rate_hour", "$/h", lambda v: _rate(v)), ("splits", "m x k", plain),
+    ("time_source", "time", plain),
     ("instance_hours", "inst-h", fixed(2)), ("cost_per_run", "$/run", fixed(2)),
     ("cost", "$ all runs", fixed(2)), ("vs_cheapest", "x cheapest", fixed(2)),
 ]
@@ -34,10 +36,21 @@ COLUMNS: list[Column] = [
 NARROW: list[Column] = [
     ("provider", "provider", plain), ("region", "region", short_region),
     ("instance_type", "instance", lambda v: _cut(plain(v), 22)), ("pricing", "pricing", plain),
-    ("rate_hour", "$/h", fixed(3)), ("splits", "m x k", lambda v: _splits(plain(v))),
+    ("rate_hour", "$/h", lambda v: _rate(v)), ("splits", "m x k", lambda v: _splits(plain(v))),
     ("instance_hours", "inst-h", fixed(2)), ("cost_per_run", "$/run", fixed(2)),
     ("cost", "$ all runs", fixed(2)), ("vs_cheapest", "x min", fixed(2)),
 ]  # fmt: skip
+
+
+def _rate(value: Any) -> str:
+    """A $/h number with 3 decimals; a marked one (already text, ``"3.290!"``) as it is."""
+    return value if isinstance(value, str) else fixed(3)(value)
+
+
+def _marked(row: dict[str, Any]) -> dict[str, Any]:
+    if not row.get("price_old") or row.get("rate_hour") is None:
+        return row
+    return {**row, "rate_hour": f"{row['rate_hour']:.3f}{MARK}"}
 
 
 def _splits(text: str) -> str:
@@ -64,11 +77,14 @@ def matrix_text(c: Comparison) -> str:
     return compact_table(body, ["A \\ B", *c.matrix_gpus])
 
 
-def render_text(c: Comparison, rows: list[dict[str, object]], allowance: float,
-                prices: str, top: int = 10, wide: bool = False) -> str:
-    """The human report: the ``top`` cheapest rows of ``rows`` (every column if ``wide``)."""
+def render_text(c: Comparison, rows: list[dict[str, Any]], allowance: float,
+                prices: str, top: int = 10, wide: bool = False,
+                dating: PriceDating | None = None, read: str = "") -> str:
+    """The human report: the ``top`` cheapest rows of ``rows`` (every column if ``wide``);
+    a price marked old (``price_old``, :func:`row_dict` with ``dating``) ends in ``!``,
+    and ``dating`` adds the price dates of the shown offers' providers and the legend."""
     s = c.spread
-    shown = rows[:top]
+    shown = [_marked(r) for r in rows[:top]]
     table = (table_text(shown, COLUMNS) if wide else
              table_text(shown, NARROW, compact=True))  # fmt: skip
     lines = [
@@ -99,12 +115,19 @@ def render_text(c: Comparison, rows: list[dict[str, object]], allowance: float,
         lines.append(f"note: spot hours include a {allowance:.0%} interruption allowance")
     lines += [f"note: {n}" for n in c.notes]
     lines.append(f"prices: {prices}")
+    if dating is not None:
+        offers = [p.offer for p in c.rows[:top]]
+        summary = dating.summary(offers, read)
+        lines += [summary] if summary else []
+        if any(r.get("price_old") for r in rows[:top]):
+            lines.append(dating.legend())
     return "\n".join(lines if wide else fit_width(lines))
 
 
-def row_dict(p: Plan, cheapest: float) -> dict[str, Any]:
-    """One offer as a flat dict (numbers stay numbers); the table shows the same fields."""
-    return {
+def row_dict(p: Plan, cheapest: float, dating: PriceDating | None = None) -> dict[str, Any]:
+    """One offer as a flat dict (numbers stay numbers); the table shows the same fields;
+    ``dating`` adds the price date fields (:meth:`OfferDate.fields`)."""
+    row = {
         "gpu": p.gpu, "provider": p.provider, "region": p.region,
         "instance_type": p.instance_type, "pricing": p.pricing, "rate_hour": p.rate_hour,
         "spot_allowance": p.allowance,
@@ -114,15 +137,18 @@ def row_dict(p: Plan, cheapest: float) -> dict[str, Any]:
         "cost_per_run": p.cost / p.runs,
         "cost": p.cost, "vs_cheapest": p.cost / cheapest if cheapest > 0 else None,
     }
+    if dating is not None:
+        row.update(dating.of(p.offer).fields())
+    return row
 
 
-def comparison_dict(c: Comparison) -> dict[str, Any]:
+def comparison_dict(c: Comparison, dating: PriceDating | None = None) -> dict[str, Any]:
     """The JSON form: every row, the spread, and the break-even matrix of every GPU."""
     gpus = sorted({b.gpu_a for b in c.break_evens} | {b.gpu_b for b in c.break_evens})
     low = c.spread.low
     return {
         "model": c.model, "gpu": c.gpu, "runs": c.runs,
-        "rows": [{**row_dict(p, low), "groups": groups_dict(p)} for p in c.rows],
+        "rows": [{**row_dict(p, low, dating), "groups": groups_dict(p)} for p in c.rows],
         "spread": {"min": c.spread.low, "median": c.spread.median, "max": c.spread.high,
                    "max_over_min": c.spread.ratio, "offers": len(c.rows)},
         "gpus_by_cost": c.gpus_by_cost,

@@ -11,6 +11,7 @@ from tabulate import tabulate
 from gacost.advisor.planner import Plan
 from gacost.advisor.recommend import Report
 from gacost.advisor.split_estimates import SplitEstimate
+from gacost.pricing.price_dates import PriceDating, marked
 from gacost.reports.formats import compact_table, fit_width, rows_csv, short_region
 
 PLAN_COLUMNS = [
@@ -22,8 +23,10 @@ PLAN_COLUMNS = [
 ]
 
 
-def plan_row(p: Plan) -> dict[str, Any]:
-    """One plan as a flat dict (numbers stay numbers), with its estimate's 90 % bands."""
+def plan_row(p: Plan, dating: PriceDating | None = None) -> dict[str, Any]:
+    """One plan as a flat dict (numbers stay numbers), with its estimate's 90 % bands and,
+    given ``dating``, the date of its price (``prices_as_of``, ``price_age_days``,
+    ``price_outdated``, ``price_old``)."""
     e = p.estimate
     row = {
         "gpu": p.gpu, "provider": p.provider, "region": p.region,
@@ -41,6 +44,8 @@ def plan_row(p: Plan) -> dict[str, Any]:
         "peak_low_gib": e.peak_low_gib, "peak_high_gib": e.peak_high_gib,
         "headroom_gib": e.headroom_gib,
     }
+    if dating is not None:
+        row.update(dating.of(p.offer).fields())
     return row
 
 
@@ -54,12 +59,13 @@ NARROW = ("GPU", "provider", "region", "pricing", "$/h", "m x k", "s/update", "h
 NARROW_LABELS = {"$/fine-tune": "$/run", "$/all runs": "$/all"}  # shorter headers
 
 
-def _fmt_plan(p: Plan, wide: bool = True) -> list[Any]:
+def _fmt_plan(p: Plan, wide: bool = True, dating: PriceDating | None = None) -> list[Any]:
     e = p.estimate
     peak = "" if e.peak_gib is None else f"{e.peak_gib:.1f}/{e.usable_gib:.1f}"
+    rate = f"{p.rate_hour:.3f}"
     cells = [
         p.gpu, p.provider, p.region if wide else short_region(p.region), p.instance_type,
-        p.pricing, f"{p.rate_hour:.3f}",
+        p.pricing, rate if dating is None else marked(rate, dating.of(p.offer)),
         p.split, f"{e.seconds_per_update:.3f}", _band(e.seconds_low, e.seconds_high, ".3f"),
         f"{p.hours_per_run:.2f}", f"{p.cost_per_run:.2f}", f"{p.cost:.2f}",
         "yes" if e.fits else "no", peak, e.time_source,
@@ -98,11 +104,12 @@ def _instances_text(p: Plan) -> str:
     return f" on {p.instances} instances in parallel ({p.wall_hours:.2f} h wall-clock)"
 
 
-def render_text(r: Report, yours: str | None = None, wide: bool = False) -> str:
+def render_text(r: Report, yours: str | None = None, wide: bool = False,
+                dating: PriceDating | None = None) -> str:
     """The human report; ``yours`` (the user's split, :func:`user_split_text`) goes under
     the recommendation. It fits :data:`~gacost.reports.formats.WIDTH` columns (prose
     wrapped, the plans table with the columns a decision needs); ``wide`` shows every
-    column on unwrapped lines."""
+    column on unwrapped lines. ``dating`` marks old prices and names the price dates."""
     w = r.recommended
     we = w.estimate
     hours_band = ""
@@ -119,9 +126,9 @@ def render_text(r: Report, yours: str | None = None, wide: bool = False) -> str:
         f"${w.cost:.2f} for {r.runs} run(s){_instances_text(w)} [{we.time_source}{hours_band}]",
         *([yours] if yours else []),
         "",
-        tabulate([_fmt_plan(p, wide) for p in r.plans], headers=_plan_headers(wide),
+        tabulate([_fmt_plan(p, wide, dating) for p in r.plans], headers=_plan_headers(wide),
                  disable_numparse=True) if wide else
-        compact_table([_fmt_plan(p, wide) for p in r.plans], _plan_headers(wide)),
+        compact_table([_fmt_plan(p, wide, dating) for p in r.plans], _plan_headers(wide)),
         "",
         f"Splits on {w.gpu}:",
         tabulate(
@@ -144,6 +151,7 @@ def render_text(r: Report, yours: str | None = None, wide: bool = False) -> str:
     out += [f"note: {n}" for n in r.notes]
     if r.price_as_of:
         out.append(f"prices: {r.price_source}, as of {r.price_as_of}")
+    out += price_date_lines([p.offer for p in [w, *r.plans]], r.price_as_of, dating)
     out += [f"calibrate: {a}" for a in r.advice]
     if r.model_fit:
         out.append(f"note: {r.model_fit[0]}; predicted figures carry 90% bands (bench/MODEL.md)")
@@ -153,13 +161,30 @@ def render_text(r: Report, yours: str | None = None, wide: bool = False) -> str:
     return "\n".join(out if wide else fit_width(out))
 
 
-def report_dict(r: Report) -> dict[str, Any]:
-    """The JSON form of a report."""
+def price_date_lines(offers: list[Any], read: str, dating: PriceDating | None) -> list[str]:
+    """The footer's price dates of ``offers``' providers (where not the day read) and the
+    legend of the old-price mark when one of them is marked."""
+    if dating is None:
+        return []
+    lines = []
+    summary = dating.summary(offers, read)
+    if summary:
+        lines.append(summary)
+    if any(dating.of(o).marked for o in offers):
+        lines.append(dating.legend())
+    return lines
+
+
+def report_dict(r: Report, dating: PriceDating | None = None) -> dict[str, Any]:
+    """The JSON form of a report (``dating``: each plan's price date, and the threshold)."""
+    prices: dict[str, Any] = {"source": r.price_source, "as_of": r.price_as_of}
+    if dating is not None:
+        prices["price_age_limit_days"] = dating.max_age.total_seconds() / 86400
     return {
         "model": r.model, "updates": r.updates, "runs": r.runs, "objective": r.objective,
         "effective_batch": r.effective_batch,
-        "recommended": plan_row(r.recommended),
-        "plans": [plan_row(p) for p in r.plans],
+        "recommended": plan_row(r.recommended, dating),
+        "plans": [plan_row(p, dating) for p in r.plans],
         "splits_on_recommended": [
             {**asdict(e), "headroom_gib": e.headroom_gib, "memory_tight": e.memory_tight}
             for e in r.splits_on_recommended
@@ -168,7 +193,7 @@ def report_dict(r: Report) -> dict[str, Any]:
         "break_even": [{**asdict(b), "a_wins_now": b.a_wins_now} for b in r.break_evens],
         "skipped": [asdict(s) for s in r.skipped],
         "notes": r.notes,
-        "prices": {"source": r.price_source, "as_of": r.price_as_of},
+        "prices": prices,
         "calibrate": r.calibrate,
         "advice": r.advice,
         "model_fit": r.model_fit,
@@ -231,6 +256,6 @@ def render_json(r: Report) -> str:
     return json.dumps(report_dict(r), indent=2)
 
 
-def render_csv(r: Report) -> str:
+def render_csv(r: Report, dating: PriceDating | None = None) -> str:
     """The plans table as CSV (one row per plan, same fields as the table and more)."""
-    return rows_csv([plan_row(p) for p in r.plans])
+    return rows_csv([plan_row(p, dating) for p in r.plans])
