@@ -2,7 +2,7 @@
 
 The CSV has exactly the columns of :data:`HEADER` (an empty cell is None); prices are USD
 per instance-hour with at most 6 decimals. The JSON holds ``{"as_of", "sources", "rows"}``.
-Both live in the package ``gacost_data`` (the repository's ``data/`` directory) and are
+Both live in the package ``gacost.data`` (the repository's ``data/`` directory) and are
 rebuilt by ``python -m gacost.pricing.build_snapshot``. Every write is atomic.
 """
 
