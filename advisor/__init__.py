@@ -1,7 +1,7 @@
-"""gacost advisor: job spec, performance/memory model, solver, reports and CLI.
+"""gacost advisor: decides. The time and memory model, split estimates, objectives, the
+planner, break-even, and what ``recommend``, ``budget`` and ``compare`` decide (their
+rendering is :mod:`gacost.reports`'s).
 
 This package never imports torch or httpx at module level: ``gacost recommend``
 with a saved profile runs on a machine without either.
 """
-
-__version__ = "0.1.0"

@@ -1,10 +1,10 @@
 """What a fine-tune pays beyond hours x rate: billing granularity and minimum charge, start-up
-time, disk, and the expected restarts of an interruptible (spot) instance.
+time, and the expected restarts of an interruptible (spot) instance.
 
 Pure functions over an :class:`~gacost.base.records.Offer`'s provider and a run's hours.
 Terms are listed only where a public source states them (:data:`BILLING_TERMS`, each with its
 source); any other provider is billed as the hours it runs (per second, no minimum), and
-its start-up time and disk are not charged, so unknown terms never invent a cost.
+its start-up time is not charged, so unknown terms never invent a cost.
 
 The risk-adjusted spot time charges the expected restarts: with ``rate`` interruptions per
 instance-hour (Poisson) and a checkpoint every ``checkpoint_hours``, each interruption
@@ -19,8 +19,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gacost.pricing import spot_advisor
-
 
 @dataclass(frozen=True)
 class BillingTerms:
@@ -29,7 +27,6 @@ class BillingTerms:
     granularity_s: float = 1.0  # time is billed in whole steps of this many seconds
     minimum_s: float = 0.0  # the least billed per instance start
     startup_s: float = 0.0  # billed seconds from start to the first training step
-    disk_usd_gb_month: float = 0.0  # boot/data disk, USD per GB-month
     source: str = "unknown: billed as the hours it runs"
 
 
@@ -38,23 +35,15 @@ BILLING_TERMS: dict[str, BillingTerms] = {
     "aws": BillingTerms(
         granularity_s=1.0,
         minimum_s=60.0,
-        disk_usd_gb_month=0.08,
-        source="aws.amazon.com/ec2/pricing: Linux on-demand and spot per second, 60 s minimum; "
-        "aws.amazon.com/ebs/pricing: gp3 $0.08/GB-month (us-east-1)",
+        source="aws.amazon.com/ec2/pricing: Linux on-demand and spot per second, 60 s minimum",
     ),
     "gcp": BillingTerms(
         granularity_s=1.0,
         minimum_s=60.0,
-        disk_usd_gb_month=0.10,
-        source="cloud.google.com/compute/vm-instance-pricing: per second, 1 minute minimum; "
-        "cloud.google.com/compute/disks-image-pricing: pd-balanced $0.10/GB-month "
-        "(us-central1)",
+        source="cloud.google.com/compute/vm-instance-pricing: per second, 1 minute minimum",
     ),
 }
 
-#: The AWS Spot Instance Advisor's interruption buckets, by their ``r`` index.
-AWS_SPOT_BUCKETS: tuple[str, ...] = ("<5%", "5-10%", "10-15%", "15-20%", ">20%")
-HOURS_PER_MONTH = spot_advisor.HOURS_PER_MONTH
 #: transformers' TrainingArguments default ``save_steps`` (save_strategy "steps"): the
 #: checkpoint interval in updates when a job does not say otherwise.
 DEFAULT_SAVE_STEPS = 500
@@ -74,23 +63,6 @@ def billed_hours(run_hours: float, terms: BillingTerms) -> float:
     if terms.granularity_s > 1.0:
         seconds = math.ceil(seconds / terms.granularity_s - 1e-9) * terms.granularity_s
     return max(seconds, terms.minimum_s) / 3600.0
-
-
-def disk_cost(disk_gb: float, hours: float, terms: BillingTerms) -> float:
-    """USD for ``disk_gb`` of disk held for ``hours`` (a month is 730 h)."""
-    return max(disk_gb, 0.0) * terms.disk_usd_gb_month * max(hours, 0.0) / HOURS_PER_MONTH
-
-
-def interruptions_per_hour(monthly_share: float) -> float:
-    """Interruptions per instance-hour from the share interrupted over a month (Poisson:
-    ``1 - exp(-rate x 730) = share``), as :mod:`gacost.pricing.spot_advisor` converts."""
-    return spot_advisor.interruptions_per_hour(monthly_share)
-
-
-def aws_bucket_rate(bucket: int) -> float:
-    """Interruptions per hour at the middle of an AWS spot advisor bucket (the top bucket,
-    ">20%", at 25%)."""
-    return interruptions_per_hour(spot_advisor.bucket_share(AWS_SPOT_BUCKETS[bucket]))
 
 
 def spot_time_factor(rate_per_hour: float, checkpoint_hours: float, restart_hours: float) -> float:

@@ -226,11 +226,6 @@ class Plan:
         return replace(self, instances=instances)
 
 
-def run_cost(seconds_per_update: float, updates: int, rate_hour: float) -> float:
-    """Dollars for one run: seconds x rate / 3600."""
-    return seconds_per_update * updates * rate_hour / 3600.0
-
-
 def run_blocks(durations: Iterable[float]) -> tuple[tuple[float, int], ...]:
     """Single run durations as ``(hours, count)`` blocks, longest first."""
     return merged_blocks((d, 1) for d in durations)

@@ -1,9 +1,10 @@
 """The performance and memory model as the advisor uses it: fitted to profiles, cached.
 
-:mod:`advisor.timemodel` and :mod:`advisor.memmodel` hold the formulas, :mod:`advisor.fit`
-the fits. This module turns profiles into observations, fits both models to every reference
-profile (plus any the caller adds) once per process, and predicts seconds per update and peak
-memory with 90 % bands for any model, setup, GPU and split. Pure: no torch, no network.
+:mod:`gacost.advisor.time_model` and :mod:`gacost.advisor.memory_model` hold the formulas,
+:mod:`gacost.advisor.model_fit` the fits. This module turns profiles into observations, fits
+both models to every reference profile (plus any the caller adds) once per process, and
+predicts seconds per update and peak memory with 90 % bands for any model, setup, GPU and
+split. Pure: no torch, no network.
 """
 
 from __future__ import annotations
@@ -53,11 +54,8 @@ __all__ = [
     "TrainSetup",
     "comm_seconds",
     "fitted_model",
-    "micro_step_seconds",
-    "peak_memory_gib",
     "reference_model",
     "reference_profiles",
-    "update_seconds",
 ]
 
 CHUNKED_LOSS_TRL = (1, 7)  # TRL from this version on defaults to a chunked NLL loss
@@ -433,25 +431,3 @@ def reference_model() -> FittedModel:
         return fitted_model(profiles)
     _CACHE[cache_key] = saved
     return saved
-
-
-def micro_step_seconds(arch: ModelArch, setup: TrainSetup, gpu: GpuSpec, m: int) -> float | None:
-    """Seconds of one micro-step of ``m`` sequences (reference fit), None without a rate."""
-    costs = time_model.work_costs(arch, setup)
-    rates = time_model.gpu_rates(gpu, costs.compute_precision)
-    if rates is None:
-        return None
-    return time_model.micro_step_seconds(costs, rates, reference_model().time.params(gpu.name), m)
-
-
-def update_seconds(
-    arch: ModelArch, setup: TrainSetup, gpu: GpuSpec, m: int, k: int
-) -> float | None:
-    """Seconds per optimizer update for split ``m x k`` (reference fit, central value)."""
-    band = reference_model().seconds(arch, setup, gpu, m, k)
-    return None if band is None else band.value
-
-
-def peak_memory_gib(arch: ModelArch, setup: TrainSetup, m: int, gpu: str = "") -> float:
-    """Peak GPU memory (GiB, CUDA context included) of ``m`` sequences (reference fit)."""
-    return reference_model().peak_gib(arch, setup, gpu, m).value

@@ -1,8 +1,9 @@
 """Seconds per update and peak memory for every candidate GPU x split, with 90 % bands.
 
 Measured figures come from matching profiles; everything else from the fitted model in
-:mod:`advisor.perf` (fitted to every reference profile and the caller's). The result is a
-flat table of :class:`SplitEstimate` records the solver consumes.
+:mod:`gacost.advisor.predictor` (fitted to every reference profile and the caller's). The
+result is a flat table of :class:`SplitEstimate` records the planner
+(:mod:`gacost.advisor.planner`) consumes.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Validate the time and memory model (advisor/timemodel.py, memory_model.py, model_fit.py) on every
-measurement in the repository; print tables and write ``bench/results/model_validation.json``.
+"""Validate the time and memory model (advisor/time_model.py, memory_model.py, model_fit.py)
+on every measurement in the repository; print tables and write
+``bench/results/model_validation.json``.
 
 * fits: the reference fit (data/profiles only, what ``gacost recommend`` uses) and the fit
   to every measurement, with each parameter's 90 % band and the data that informed it;

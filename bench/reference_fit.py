@@ -1,10 +1,11 @@
 """Write the reference fit that ``gacost recommend`` loads instead of fitting on every call.
 
 The time and memory models fitted to the shipped reference profiles (data/profiles/) are
-saved to data/reference_fit.json with a key over the profiles, the model's source code and
-the GPU table (``gacost.advisor.predictor.reference_fit_key``). When anything of that
+saved to data/reference_fit.json with a key over the profiles, the model's version and
+constants and the GPU table (``gacost.advisor.predictor.reference_fit_key``; a docstring or
+comment edit keeps it). When anything of that
 changes the saved fit no longer matches: ``recommend`` fits again (slower, same answer) and
-``tests/test_reference_fit.py`` fails until this script is run again.
+``tests/test_model_v2.py`` fails until this script is run again.
 
     python bench/reference_fit.py
 """

@@ -1,8 +1,8 @@
-"""gacost pricing: normalise GPU rental prices into :class:`advisor.records.Offer` rows.
+"""gacost pricing: normalise GPU rental prices into :class:`gacost.base.records.Offer` rows.
 
-``gpu_names`` maps vendor/catalog GPU strings to canonical names, ``skypilot`` parses
-SkyPilot catalog CSVs, ``quality`` filters implausible prices, and ``snapshot`` reads and
-writes the embedded price snapshot (rebuilt by ``python -m gacost.pricing.build_snapshot``).
+``skypilot`` parses SkyPilot catalog CSVs (GPU names through
+:mod:`gacost.base.gpu_names`), ``quality`` filters implausible prices, and ``snapshot`` reads
+and writes the embedded price snapshot (rebuilt by ``python -m gacost.pricing.build_snapshot``).
 
 Live prices (see ``docs/pricing.md``): ``sources`` describes each source, ``registry`` maps
 it to a ``fetch_*`` module, ``http`` is the only transport (HTTPS, timeouts, retries),

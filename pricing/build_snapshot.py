@@ -1,16 +1,17 @@
 """Rebuild the embedded price snapshot from SkyPilot catalog CSVs.
 
-    python -m gacost.pricing.build_snapshot [--from DIR] [--out data/prices] [--as-of YYYY-MM-DD]
+    python -m gacost.pricing.build_snapshot --from DIR [--out data/prices] [--as-of YYYY-MM-DD]
 
-``DIR`` holds one folder per cloud, ``skypilot_<cloud>/vms_v8_gpu_sample.csv`` or
-``<cloud>/vms.csv``; other CSVs of the same header in a ``<cloud>/`` folder are appended
-(``gcp/host_vms.csv``: the host rows GCP's GPU rows are joined with). The catalog commit
-of each cloud comes from ``DIR/sources.json`` (``{"aws": {"repo": "...", "commit": "..."}}``)
-or, failing that, from :data:`KNOWN_SOURCES`; the same entries may date the cloud's prices
-(``prices_as_of``, ``not_before``, ``outdated``, ``basis``: :mod:`gacost.pricing.price_dates`),
-which go into ``snapshot.json`` as ``price_dates``. Every catalog is parsed, quality-checked,
-and the result written to ``OUT/snapshot.csv`` and ``OUT/snapshot.json`` atomically, with
-a summary per source.
+``DIR`` (required; the stored catalog copies are the checkout's
+``tests/fixtures/pricing/full``) holds one folder per cloud,
+``skypilot_<cloud>/vms_v8_gpu_sample.csv`` or ``<cloud>/vms.csv``; other CSVs of the same
+header in a ``<cloud>/`` folder are appended (``gcp/host_vms.csv``: the host rows GCP's GPU
+rows are joined with). The catalog commit of each cloud comes from ``DIR/sources.json``
+(``{"aws": {"repo": "...", "commit": "..."}}``) or, failing that, from :data:`KNOWN_SOURCES`;
+the same entries may date the cloud's prices (``prices_as_of``, ``not_before``, ``outdated``,
+``basis``: :mod:`gacost.pricing.price_dates`), which go into ``snapshot.json`` as
+``price_dates``. Every catalog is parsed, quality-checked, and the result written to
+``OUT/snapshot.csv`` and ``OUT/snapshot.json`` atomically, with a summary per source.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from gacost.pricing.quality import Rejection, review_offers
 from gacost.pricing.skypilot import parse_catalog
 from gacost.pricing.snapshot import write_snapshot
 
-DEFAULT_FROM = Path("tests/fixtures/pricing/full")
 DEFAULT_OUT = Path("data/prices")
 UPSTREAM_REPO = "skypilot-org/skypilot-catalog"
 _CATALOG_FILES = ("vms.csv", "vms_v8_gpu_sample.csv")
@@ -194,8 +194,9 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--from",
         dest="source",
         type=Path,
-        default=DEFAULT_FROM,
-        help=f"folder of SkyPilot catalogs (default: {DEFAULT_FROM})",
+        required=True,
+        metavar="DIR",
+        help="folder of SkyPilot catalogs (the stored copies: tests/fixtures/pricing/full)",
     )
     parser.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT})"

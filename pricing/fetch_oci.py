@@ -17,7 +17,7 @@ rate the embedded snapshot holds). Preemptible capacity, where a shape allows it
 (docs.oracle.com, Compute, "Preemptible Instances"). Oracle charges one list price in every
 commercial region and does not publish which region offers which shape, so every shape is
 listed in each region of :data:`REGIONS`, as SkyPilot's catalog does. Payload shapes: the
-trimmed real payloads of dstackai/gpuhunt's ``tests/providers/test_oci.py`` (reported by the
+trimmed real payloads of dstackai/gpuhunt's OCI provider test (``test_oci.py``; reported by the
 estimator on 2026-09-18) and SkyPilot's ``fetch_oci.py``.
 """
 

@@ -45,6 +45,6 @@ class FetchResult:
 
 
 class Fetcher(Protocol):
-    """Fetch one source's current offers; raise :class:`advisor.errors.PricingError`."""
+    """Fetch one source's current offers; raise :class:`gacost.base.errors.PricingError`."""
 
     def __call__(self, client: httpx.Client, ctx: FetchContext) -> FetchResult: ...

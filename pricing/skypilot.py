@@ -44,7 +44,6 @@ from gacost.pricing.quality import (
 )
 
 REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
-OPTIONAL_COLUMNS = ("vCPUs", "MemoryGiB", "GpuInfo", "SpotPrice", "AvailabilityZone")
 
 # Drop and adjustment reasons, as they appear in the reports.
 NO_ACCELERATOR = "no accelerator (CPU or host-only row)"

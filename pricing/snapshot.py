@@ -4,7 +4,7 @@ The CSV has exactly the columns of :data:`HEADER` (an empty cell is None); price
 per instance-hour with at most 6 decimals. The JSON holds ``{"as_of", "sources", "rows"}``
 and ``price_dates`` (per provider, the date of its prices apart from ``as_of``, the day
 they were read: :mod:`gacost.pricing.price_dates`).
-Both live in the package ``gacost_data`` (the repository's ``data/`` directory) and are
+Both live in the package ``gacost.data`` (the repository's ``data/`` directory) and are
 rebuilt by ``python -m gacost.pricing.build_snapshot``. Every write is atomic.
 """
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -142,8 +142,3 @@ def read_risk(path: Path) -> SpotRisk | None:
             f"`gacost prices --refresh --source {NAME}`"
         ) from None
     return SpotRisk(rates, labels, stamp)
-
-
-def risk_labels(risk: SpotRisk) -> Mapping[tuple[str, str], str]:
-    """The bucket label per (region, instance type), as the advisor shows it."""
-    return risk.labels

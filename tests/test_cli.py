@@ -4,6 +4,7 @@ fresh interpreter imports."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import csv
 import io
@@ -18,7 +19,7 @@ import pytest
 from gacost.advisor.recommend import recommend
 from gacost.base.job import load_job
 from gacost.base.records import Offer
-from gacost.cli import main
+from gacost.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "qwen3-1.7b-lora.yaml"
@@ -188,6 +189,43 @@ def test_user_profile_for_another_workload_is_flagged(tmp_path: Path) -> None:
         "informs H200-SXM's host and device terms only, no measured time here"
         in " ".join(result.stdout.split())
     )
+
+
+def _format_choices(parser: argparse.ArgumentParser) -> dict[str, tuple[str, ...]]:
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {
+        name: tuple(a.choices or ())
+        for name, p in sub.choices.items()
+        for a in p._actions
+        if "--format" in a.option_strings
+    }
+
+
+def test_every_listing_and_report_command_takes_the_same_format_flag() -> None:
+    choices = _format_choices(build_parser())
+    assert set(choices) == {"recommend", "budget", "compare", "gpus", "prices", "models"}
+    assert set(choices.values()) == {("table", "json", "csv")}
+
+
+@pytest.mark.parametrize(
+    ("args", "key"),
+    [
+        (("gpus",), "gpus"),
+        (("models",), "models"),
+        (("prices",), "gpus"),
+        (("prices", "--gpu", "L4"), "offers"),
+        (("prices", "--compare", "L4"), "offers"),
+        (("prices", "--rejected", "--provider", "gcp"), "rejected"),
+        (("prices", "--list-sources"), "sources"),
+    ],
+)
+def test_listings_carry_the_same_rows_in_json_and_csv(args: tuple[str, ...], key: str) -> None:
+    as_json, as_csv = gacost(*args, "--format", "json"), gacost(*args, "--format", "csv")
+    assert as_json.returncode == as_csv.returncode == 0, as_json.stderr + as_csv.stderr
+    rows = json.loads(as_json.stdout)[key]
+    table = list(csv.DictReader(io.StringIO(as_csv.stdout)))
+    assert rows and len(rows) == len(table) and list(rows[0]) == list(table[0])
+    assert gacost(*args).stdout == gacost(*args, "--format", "table").stdout
 
 
 def test_gpus_models_and_prices_list_the_embedded_data() -> None:

@@ -8,14 +8,13 @@ its derivations (the module's constants must be what the data they cite give).
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import load_bench
 
 from gacost.advisor import kernel_counts as kc
 from gacost.advisor.time_model import TrainSetup
@@ -33,20 +32,9 @@ TOL_MICROSTEP = 0.05
 TOL_UPDATE = 0.01
 
 
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "kernel_counts_bench", ROOT / "bench" / "kernel_counts.py"
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    return _bench()
+    return load_bench("kernel_counts")
 
 
 @pytest.fixture(scope="module")
@@ -294,13 +282,7 @@ def test_cpu_count_is_reproduced(model: str, targets: str, gc: bool) -> None:
     """A real TRL + PEFT run on the CPU counts what the committed JSON says."""
     pytest.importorskip("trl")
     pytest.importorskip("peft")
-    spec = importlib.util.spec_from_file_location(
-        "kernel_counts_cpu", ROOT / "bench" / "kernel_counts_cpu.py"
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
+    mod = load_bench("kernel_counts_cpu")
     doc = json.loads((ROOT / "bench" / "results" / "kernel-counts-cpu.json").read_text())
     want = next(r for r in doc["rows"] if r["model"] == model and r["layers"] == 2
                 and r["targets"] == targets and r["gradient_checkpointing"] == gc

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from gacost.advisor.time_model import TimeParams, TrainSetup
 from gacost.base import gpu_table, models
 from gacost.base.job import LINEAR_MODULES, load_job
 from gacost.base.records import ModelArch, Offer
-from gacost.reports.recommend import render_json, render_text
+from gacost.reports.recommend import render_text, report_dict
 
 SPECS = gpu_table.gpu_specs()
 TRUTH = {  # host s per launch, GEMM efficiency (fraction of the sustained rate); GPU floor shared
@@ -177,7 +178,7 @@ def test_recommend_reports_fits_bands_and_calibration_advice() -> None:
     assert report.model_fit and "T4" in report.model_fit[0] and "H200-SXM" in report.model_fit[0]
     text = render_text(report)
     assert "90% band" in text and "calibrate:" in text and "headroom" in text
-    assert '"seconds_low"' in render_json(report)
+    assert '"seconds_low"' in json.dumps(report_dict(report))
 
 
 def test_levers_on_auto_are_planned_with_compile_time_amortised_per_run() -> None:

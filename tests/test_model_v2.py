@@ -3,27 +3,16 @@ reference fit that ``recommend`` loads instead of fitting."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import load_bench
 
 from gacost.advisor import predictor, time_model
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("model_v2", ROOT / "bench" / "model_v2.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_saved_reference_fit_matches_the_profiles_and_the_model() -> None:
@@ -55,7 +44,7 @@ def test_saved_reference_fit_predicts_like_a_new_fit() -> None:
 
 @pytest.mark.slow
 def test_held_out_workloads_and_the_t4_table() -> None:
-    bench = _bench()
+    bench = load_bench("model_v2")
     h200 = bench.h200_profiles()
     loo = bench.leave_one_workload_out(h200)
     ok = [r for r in loo if r["status"] == "ok"]
@@ -74,7 +63,7 @@ def test_held_out_workloads_and_the_t4_table() -> None:
 def test_committed_v2_results_are_current() -> None:
     committed: dict[str, Any] = json.loads(
         (ROOT / "bench" / "results" / "model_v2.json").read_text())
-    bench = _bench()
+    bench = load_bench("model_v2")
     terms = bench.fit_gpu_terms(bench.trace_rows())
     for name, value in terms.items():
         assert committed["gpu_terms"][name] == pytest.approx(value, rel=1e-6), name

@@ -8,27 +8,14 @@ between repeated runs of the same split (bench/MODEL.md), so their bounds are wi
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import load_bench
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "model_validation", ROOT / "bench" / "model_validation.py"
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up while the file runs
-    spec.loader.exec_module(mod)
-    return mod
 
 
 # The benchmark's fits (seconds): run in CI, skipped in the inner loop.
@@ -37,7 +24,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def result() -> dict[str, Any]:
-    out: dict[str, Any] = _module().validate()
+    out: dict[str, Any] = load_bench("model_validation").validate()
     return out
 
 

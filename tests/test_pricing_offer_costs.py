@@ -12,6 +12,7 @@ from gacost.advisor.offer_costs import BillingTerms, billed_hours
 from gacost.advisor.planner import Limits, RunGroup, candidate_plans
 from gacost.advisor.split_estimates import SplitEstimate
 from gacost.base.records import Offer
+from gacost.pricing import spot_advisor
 from gacost.pricing.snapshot import load_snapshot
 
 
@@ -35,28 +36,23 @@ def test_billing_granularity_minimum_and_startup() -> None:
     assert all(t.source for t in offer_costs.BILLING_TERMS.values())
 
 
-def test_disk_cost() -> None:
-    aws = offer_costs.terms_for("aws")
-    assert offer_costs.disk_cost(100, 730, aws) == pytest.approx(100 * 0.08)
-    assert offer_costs.disk_cost(100, 10, offer_costs.terms_for("vast")) == 0.0
-
-
 def test_interruption_rates_and_the_spot_time_factor() -> None:
-    rate = offer_costs.interruptions_per_hour(0.05)
+    rate = spot_advisor.interruptions_per_hour(0.05)
     assert 1 - math.exp(-rate * 730) == pytest.approx(0.05)
-    buckets = [offer_costs.aws_bucket_rate(b) for b in range(5)]
+    buckets = [spot_advisor.interruptions_per_hour(spot_advisor.bucket_share(label))
+               for label in ("<5%", "5-10%", "10-15%", "15-20%", ">20%")]
     assert buckets == sorted(buckets) and buckets[0] > 0
     factor = offer_costs.spot_time_factor(0.01, checkpoint_hours=1.0, restart_hours=0.1)
     assert factor == pytest.approx(1 / (1 - 0.01 * 0.6))
     assert offer_costs.spot_time_factor(1.0, 2.0, 0.5) == math.inf
     assert offer_costs.spot_allowance(None, checkpoint_hours=1, restart_hours=0, default=0.2) == 0.2
     with pytest.raises(ValueError):
-        offer_costs.interruptions_per_hour(1.0)
+        spot_advisor.interruptions_per_hour(1.0)
 
 
 def test_planner_charges_expected_restarts_and_the_billing_minimum() -> None:
     offer = _real("aws", "g6.xlarge")
-    rate = offer_costs.aws_bucket_rate(4)  # the ">20%" bucket
+    rate = spot_advisor.interruptions_per_hour(spot_advisor.bucket_share(">20%"))
     risky = replace(offer, interruption_per_hour=rate)
     estimate = SplitEstimate("L4", 4, 1, 1.8, "measured", 5.0, "measured", 20.0, True)
     group = RunGroup("job", runs=1, updates=10, sequence_length=512, effective_batch=4)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gacost.base.errors import PricingError
-from gacost.base.gpu_names import canonical_names
+from gacost.base.gpu_table import gpu_specs
 from gacost.base.records import Offer
 from gacost.pricing import skypilot
 from gacost.pricing.skypilot import GPU_INFO_UNREADABLE, ParseResult, parse_catalog
@@ -198,7 +198,7 @@ def test_gpu_names_are_canonical_where_a_datasheet_exists() -> None:
     names = {o.gpu for cloud in CLOUDS for o in parse(cloud).offers}
     assert {"T4", "L4", "A10G", "A100-40GB-SXM", "A100-80GB-PCIe", "H100-NVL", "A40", "B200",
             "RTX-6000-ADA"} <= names  # fmt: skip
-    unknown = names - set(canonical_names())
+    unknown = names - set(gpu_specs())
     assert unknown == {"RTX-3060", "RTX-6000", "RTX-PRO-6000-S"}
 
 

@@ -194,3 +194,7 @@ def test_build_snapshot_sources_file_and_errors(
     assert build_snapshot.main(["--from", str(empty), "--out", str(tmp_path / "o")]) == 1
     assert "error: " in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+    with pytest.raises(SystemExit) as exited:  # no default folder: the catalogs are named
+        build_snapshot.main(["--out", str(tmp_path / "o")])
+    assert exited.value.code == 2 and "--from" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

@@ -11,7 +11,6 @@ import httpx
 import pytest
 from pricing_helpers import NOW, Router, fast_policy, fixture_text, isolate, json_reply
 
-from gacost.advisor import offer_costs
 from gacost.advisor.planner import Limits, RunGroup, candidate_plans
 from gacost.advisor.split_estimates import SplitEstimate
 from gacost.base.errors import PricingError
@@ -38,7 +37,8 @@ def test_buckets_become_rates_per_hour() -> None:
     assert risk.labels[("us-east-1", "g6e.4xlarge")] == ">20%"
     assert risk.rates[("us-east-1", "p5.48xlarge")] < g5 < risk.rates[("us-east-1", "g6e.4xlarge")]
     assert len(risk.rates) == 10  # every Linux row of both regions
-    assert offer_costs.aws_bucket_rate(3) == pytest.approx(g5)
+    assert spot_advisor.interruptions_per_hour(spot_advisor.bucket_share("15-20%")) == (
+        pytest.approx(g5))
 
 
 @pytest.mark.parametrize(
@@ -107,7 +107,7 @@ def test_the_planner_charges_the_riskier_shape_more(cache: PriceCache) -> None:
     spot = {p.instance_type: p for p in plans if p.pricing == "spot"}
     low, high = spot["g6e.2xlarge"].allowance, spot["g6e.4xlarge"].allowance  # 5-10% vs >20%
     ckpt = 500 * 0.4 / 3600
-    for plan_, bucket in ((spot["g6e.2xlarge"], 1), (spot["g6e.4xlarge"], 4)):
-        rate = offer_costs.aws_bucket_rate(bucket)
+    for plan_, bucket in ((spot["g6e.2xlarge"], "5-10%"), (spot["g6e.4xlarge"], ">20%")):
+        rate = spot_advisor.interruptions_per_hour(spot_advisor.bucket_share(bucket))
         assert plan_.allowance == pytest.approx(1 / (1 - rate * ckpt / 2) - 1)
     assert 0 < low < high

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import json
 from pathlib import Path
 
 import pytest
 
 from gacost.advisor.predictor import reference_profiles
+from gacost.base import atomic
 from gacost.base.atomic import write_atomic
 from gacost.base.errors import DataError
 from gacost.base.profile import (
@@ -92,14 +94,47 @@ def test_truncated_json(tmp_path: Path) -> None:
         read_profile(path)
 
 
-def test_atomic_write_keeps_old_file_when_writing_fails(tmp_path: Path) -> None:
+def _temp_files(folder: Path, target: Path) -> list[str]:
+    return [p.name for p in folder.iterdir() if p != target]
+
+
+def test_atomic_write_keeps_old_file_when_writing_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "keep.json"
     path.write_text("old")
+    seen: list[str] = []
 
+    def disk_full(fd: int) -> None:  # the data is in the temporary file, not yet on disk
+        seen.extend(_temp_files(tmp_path, path))
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(atomic.os, "fsync", disk_full)
+    with pytest.raises(OSError, match="No space"):
+        write_atomic(path, "new")
+    assert len(seen) == 1 and seen[0].startswith(".keep.json.") and seen[0].endswith(".tmp")
+    assert path.read_text() == "old"
+    assert _temp_files(tmp_path, path) == []
+
+
+def test_atomic_open_keeps_old_file_when_the_writer_fails(tmp_path: Path) -> None:
+    path = tmp_path / "keep.json"
+    path.write_text("old")
+    with pytest.raises(RuntimeError), atomic.atomic_open(path) as handle:
+        handle.write("new, half written")
+        handle.flush()
+        assert len(_temp_files(tmp_path, path)) == 1
+        raise RuntimeError("the writer failed")
+    assert path.read_text() == "old"
+    assert _temp_files(tmp_path, path) == []
+
+
+def test_atomic_write_refuses_other_data(tmp_path: Path) -> None:
+    path = tmp_path / "keep.json"
+    path.write_text("old")
     with pytest.raises(TypeError):
         write_atomic(path, 123)  # type: ignore[arg-type]
-    assert path.read_text() == "old"
-    assert [p.name for p in tmp_path.iterdir()] == ["keep.json"]
+    assert path.read_text() == "old" and _temp_files(tmp_path, path) == []
 
 
 def test_shipped_reference_profiles_load() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 
@@ -17,7 +16,7 @@ from gacost.advisor.objectives import (
     MinTimeUnderBudget,
     Objective,
 )
-from gacost.advisor.planner import Limits, RunGroup, candidate_plans, plan, run_cost
+from gacost.advisor.planner import Limits, RunGroup, candidate_plans, plan
 from gacost.advisor.split_estimates import SplitEstimate
 from gacost.base.errors import InfeasibleError
 from gacost.base.records import Offer
@@ -299,10 +298,3 @@ def test_nothing_fits() -> None:
     assert candidates == []
     with pytest.raises(InfeasibleError, match="no split of the job fits"):
         plan(candidates, MinCost(), limits)
-
-
-@pytest.mark.parametrize(
-    ("s", "n", "rate"), itertools.product([0.3, 2.8709], [1, 97], [0.526, 3.29])
-)
-def test_run_cost_is_seconds_times_rate_over_3600(s: float, n: int, rate: float) -> None:
-    assert run_cost(s, n, rate) == s * n * rate / 3600

@@ -324,7 +324,9 @@ def test_cpu_calibration_records_the_trace(
         assert t.ops_per_microstep is not None and t.ops_per_microstep > 100
         assert t.kernels_per_microstep is None and t.busy_fraction is None
         assert t.nvml_util_mean is None and t.note == "CPU: host ops only"
-        assert t.wall_seconds is not None and 0 < t.wall_seconds < (s.wall_seconds or 0)
+        # the trace is a separate re-run after the timing: its wall time is recorded, and is
+        # not compared with the split's (profiler overhead vs a 0.05 s timing budget)
+        assert t.wall_seconds is not None and t.wall_seconds > 0
         # the profiled updates are not among the timed ones
         assert len(s.update_times) == s.warmup_updates + s.timed_updates
     again = tmp_path / "again.json"

@@ -1,6 +1,6 @@
 """The ``gacost`` command line: parse, dispatch to a command module, print, exit.
 
-Every :class:`advisor.errors.GacostError` is caught here and printed as one
+Every :class:`gacost.base.errors.GacostError` is caught here and printed as one
 ``error: ...`` line (a traceback only with ``--debug``).
 """
 

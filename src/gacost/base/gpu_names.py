@@ -18,11 +18,6 @@ from functools import cache
 from gacost.base.gpu_table import gpu_specs, squash
 from gacost.base.records import GpuSpec
 
-
-def canonical_names() -> tuple[str, ...]:
-    """The canonical names of the GPU table, in table order."""
-    return tuple(gpu_specs())
-
 # Vendor and product-line words that do not identify the GPU.
 _NOISE_WORDS = frozenset({"NVIDIA", "TESLA", "GEFORCE", "QUADRO", "AMD", "INSTINCT"})
 

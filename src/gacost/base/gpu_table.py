@@ -13,7 +13,8 @@ interconnect) and the CLI (``gacost gpus``, job ``gpus:``). Columns:
   empty where no public figure exists; ``sustained_tflops``, ``stream_bandwidth_gbs``,
   ``l2_mb``, ``base_clock_mhz``, ``boost_clock_mhz``, ``sm_count`` (data/GPUS.md says what
   each means, where it came from and what is missing); ``source``: where every number came
-  from.
+  from. ``tdp_w`` and ``base_clock_mhz`` are reference data: no model reads them, so
+  :class:`~gacost.base.records.GpuSpec` does not carry them.
 """
 
 from __future__ import annotations
@@ -52,13 +53,11 @@ def gpu_specs() -> dict[str, GpuSpec]:
                 aliases=tuple(row["aliases"].split()),
                 family=row["family"].strip(),
                 form=row["form"].strip(),
-                tdp_w=_opt_float(row["tdp_w"]),
                 interconnect=row["interconnect"].strip() or "pcie",
                 matmul_fraction=_opt_float(row["matmul_fraction"]),
                 sustained_tflops=_opt_float(row["sustained_tflops"]),
                 stream_bandwidth_gbs=_opt_float(row["stream_bandwidth_gbs"]),
                 l2_mb=_opt_float(row["l2_mb"]),
-                base_clock_mhz=_opt_float(row["base_clock_mhz"]),
                 boost_clock_mhz=_opt_float(row["boost_clock_mhz"]),
                 sm_count=int(row["sm_count"]) if row["sm_count"].strip() else None,
             )

@@ -28,13 +28,11 @@ class GpuSpec:
     aliases: tuple[str, ...] = ()
     family: str = ""
     form: str = ""
-    tdp_w: float | None = None
     interconnect: str = "pcie"
     matmul_fraction: float | None = None
     sustained_tflops: float | None = None  # a large dense fp16/bf16 matmul, sustained
     stream_bandwidth_gbs: float | None = None  # measured copy/stream bandwidth
     l2_mb: float | None = None
-    base_clock_mhz: float | None = None
     boost_clock_mhz: float | None = None
     sm_count: int | None = None
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import re
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from gacost.base.inputfile import clip
 from gacost.base.interrupts import deferred_interrupt
 from gacost.base.job import Job
 from gacost.base.profile import Profile, SplitTrace
+from gacost.calibration import ranks
 from gacost.commands.inputs import add_job_flags, load_job_args, trl_notes
 
 INSTALL_HINT = "calibration needs the extra: pip install 'gacost[calibrate]'"
@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> str:
             "0 < --tolerance < 1"
         )
     nproc = args.nproc
-    launched = _launched_world()  # already under torchrun / accelerate launch
+    launched = ranks.world_size()  # already under torchrun / accelerate launch
     # with --trl-config the per-device batch times the GPU count is the effective batch
     hint = nproc if nproc is not None and nproc > 0 else (launched if launched > 1 else None)
     job, trl = load_job_args(args, need_work=False, gpus_per_run=hint)
@@ -197,7 +197,7 @@ def run(args: argparse.Namespace) -> str:
         raise CalibrationError(f"{INSTALL_HINT} ({exc.name} is missing)") from None
     profile, out = calibrate(req)
     pending = [f"{m}x{k}" for m, k in req.options.splits if profile.split(m, k) is None]
-    if launched > 1 and os.environ.get("RANK", "0") != "0":
+    if launched > 1 and not ranks.is_main():
         return ""  # under an outside launcher only rank 0 reports (and wrote the profile)
     notes = trl_notes(trl)
     if pending and profile.workload.torch_compile:
@@ -248,14 +248,6 @@ def check_files(args: argparse.Namespace, job: Job, nproc: int = 1) -> None:
                   args.force, default=True)
     else:
         check_out(out, workload, args.force)
-
-
-def _launched_world() -> int:
-    """``WORLD_SIZE`` set by torchrun or accelerate launch (1 when not launched so)."""
-    try:
-        return max(1, int(os.environ.get("WORLD_SIZE", "1")))
-    except ValueError:
-        return 1
 
 
 def summary(profile: Profile, out: Path) -> str:

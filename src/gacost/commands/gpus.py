@@ -7,13 +7,14 @@ import argparse
 from tabulate import tabulate
 
 from gacost.base import gpu_table
-from gacost.reports.formats import rows_csv
+from gacost.commands.inputs import add_format_flag
+from gacost.reports.formats import listing
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the subcommand."""
     p = sub.add_parser("gpus", help="list the GPU specs gacost knows")
-    p.add_argument("--format", choices=("table", "csv"), default="table")
+    add_format_flag(p)
     p.set_defaults(run=run)
 
 
@@ -31,10 +32,14 @@ def run(args: argparse.Namespace) -> str:
         }
         for s in gpu_table.gpu_specs().values()
     ]
-    if args.format == "csv":
-        return rows_csv(rows).rstrip("\n")
-    return (
-        tabulate(rows, headers="keys") + "\n\nDense tensor rates (no sparsity); sources per "
-        "row in the GPU table (data/gpus.csv). Families accepted in jobs: "
-        + ", ".join(gpu_table.families())
-    )
+    families = gpu_table.families()
+
+    def text() -> str:
+        return (
+            tabulate(rows, headers="keys") + "\n\nDense tensor rates (no sparsity); sources per "
+            "row in the GPU table (data/gpus.csv). Families accepted in jobs: "
+            + ", ".join(families)
+        )
+
+    return listing(args.format, rows, "gpus", text,
+                   tail={"families": {name: list(gpus) for name, gpus in families.items()}})

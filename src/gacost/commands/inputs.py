@@ -28,6 +28,7 @@ from gacost.pricing.cache import PriceCache, max_age_from_env
 from gacost.pricing.combine import REFRESH_ADVICE, load_freshest
 from gacost.pricing.price_file import read_price_file
 from gacost.pricing.snapshot import PriceTable, load_snapshot
+from gacost.reports.formats import FORMATS
 
 if TYPE_CHECKING:
     from gacost.pricing.refresh import Outcome
@@ -157,6 +158,11 @@ def add_job_flags(p: argparse.ArgumentParser, *, work: bool = True) -> None:
                             "effective batch = per-device batch x accumulation x N")
 
 
+def add_format_flag(p: argparse.ArgumentParser) -> None:
+    """``--format table|json|csv``, the same on every report and listing command."""
+    p.add_argument("--format", choices=FORMATS, default="table")
+
+
 def add_common(p: argparse.ArgumentParser) -> None:
     """Flags shared by ``budget`` and ``compare``."""
     add_job_flags(p)
@@ -169,7 +175,7 @@ def add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--spot-allowance", metavar="X",
                    help="extra time added to spot runs for interruptions (default: the job's "
                         "spot_allowance, 0.2 = 20%%)")
-    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    add_format_flag(p)
     p.add_argument("--refresh-prices", action="store_true",
                    help="fetch price sources whose cache is older than the max age first "
                         "(network; see `gacost prices --list-sources`)")

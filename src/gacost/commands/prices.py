@@ -7,7 +7,6 @@ or ``--offers`` lists the offers themselves, ``--compare`` one GPU's offers chea
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from collections import Counter
 from datetime import datetime, timedelta
@@ -19,7 +18,7 @@ from tabulate import tabulate
 from gacost.base.clock import utc_now
 from gacost.base.errors import DataError
 from gacost.base.records import Offer
-from gacost.commands.inputs import note, price_table, warn
+from gacost.commands.inputs import add_format_flag, note, price_table, warn
 from gacost.pricing.cache import (
     PriceCache,
     format_age,
@@ -38,14 +37,7 @@ from gacost.pricing.snapshot import (
 )
 from gacost.pricing.sources import SOURCES
 from gacost.pricing.spot_advisor import read_risk
-from gacost.reports.formats import (
-    Column,
-    fit_width,
-    plain,
-    rows_csv,
-    short_region,
-    table_text,
-)
+from gacost.reports.formats import Column, fit_width, listing, plain, short_region, table_text
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -140,7 +132,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="one row per offer instead of one line per GPU (the default with --gpu)",
     )
-    p.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    add_format_flag(p)
     p.add_argument(
         "--wide", action="store_true", help="every column (memory, host, source, time)"
     )
@@ -209,21 +201,22 @@ def _market(markets: list[GpuMarket], args: argparse.Namespace, table: PriceTabl
     offers = sum(m.offers for m in markets)
     providers = len({r for m in markets for r in m.providers})
     what = f"{len(rows)} GPUs, {offers} offers from {providers} providers"
-    if args.format == "csv":
-        flat = [{**r, "counts": " ".join(map(_count, r["counts"]))} for r in rows]
-        return rows_csv(flat).rstrip("\n")
-    if args.format == "json":
-        return json.dumps({**_meta(table, what, args.dating), "gpus": rows}, indent=2)
-    shown = [_market_cells(r, args.wide) for r in rows]
-    text = table_text(shown, MARKET_COLUMNS + (MARKET_WIDE if args.wide else []), compact=True)
-    footer = (
-        f"{what}, as of {table.as_of}; cheapest USD per GPU-hour (instance $/h / GPUs)\n"
-        "`gacost prices --gpu NAME` lists a GPU's offers, --offers every offer; --format json "
-        "names the sources"
-    )
-    cheapest = [b.offer for m in markets for b in (m.on_demand, m.spot) if b is not None]
-    dates = _date_lines(args.dating, cheapest, table.as_of)
-    return f"{text}\n\n{footer}{dates}"
+
+    def text() -> str:
+        shown = [_market_cells(r, args.wide) for r in rows]
+        columns = MARKET_COLUMNS + (MARKET_WIDE if args.wide else [])
+        footer = (
+            f"{what}, as of {table.as_of}; cheapest USD per GPU-hour (instance $/h / GPUs)\n"
+            "`gacost prices --gpu NAME` lists a GPU's offers, --offers every offer; --format "
+            "json names the sources"
+        )
+        cheapest = [b.offer for m in markets for b in (m.on_demand, m.spot) if b is not None]
+        dates = _date_lines(args.dating, cheapest, table.as_of)
+        return f"{table_text(shown, columns, compact=True)}\n\n{footer}{dates}"
+
+    flat = [{**r, "counts": " ".join(map(_count, r["counts"]))} for r in rows]
+    return listing(args.format, rows, "gpus", text, head=_meta(table, what, args.dating),
+                   csv_rows=flat)
 
 
 def _date_lines(dating: PriceDating, offers: list[Offer], read: str) -> str:
@@ -311,14 +304,14 @@ def _rejected(args: argparse.Namespace) -> str:
         if id(r.offer) in chosen
     ]
     counts = Counter(row["reason"] for row in rows)
-    if args.format == "csv":
-        return rows_csv(rows).rstrip("\n")
-    if args.format == "json":
-        return json.dumps({"rejected": rows, "counts": dict(counts)}, indent=2)
-    columns = REJECTED_COLUMNS if not args.wide else REJECTED_COLUMNS + WIDE_EXTRA
-    text = table_text([_short_row(r, args.wide, _SHORT_REJECTED) for r in rows], columns)
-    summary = "\n".join(f"{n:>5}  {reason}" for reason, n in counts.most_common())
-    return f"{text}\n\n{len(rows)} rows rejected, changed or flagged:\n{summary}"
+
+    def text() -> str:
+        columns = REJECTED_COLUMNS if not args.wide else REJECTED_COLUMNS + WIDE_EXTRA
+        shown = table_text([_short_row(r, args.wide, _SHORT_REJECTED) for r in rows], columns)
+        summary = "\n".join(f"{n:>5}  {reason}" for reason, n in counts.most_common())
+        return f"{shown}\n\n{len(rows)} rows rejected, changed or flagged:\n{summary}"
+
+    return listing(args.format, rows, "rejected", text, tail={"counts": dict(counts)})
 
 
 def _export(args: argparse.Namespace) -> str:
@@ -352,9 +345,8 @@ def _list_sources(fmt: str) -> str:
         }
         for name, info in SOURCES.items()
     ]
-    if fmt == "csv":
-        return rows_csv(rows).rstrip("\n")
-    return tabulate(rows, headers="keys") + f"\n\ncache: {cache.root}"
+    return listing(fmt, rows, "sources", lambda: tabulate(rows, headers="keys")
+                   + f"\n\ncache: {cache.root}", tail={"cache_dir": str(cache.root)})
 
 
 def _key_state(key_env: str | None) -> str:
@@ -475,18 +467,17 @@ def _render(
     columns: list[Column],
     offers: list[Offer],
 ) -> str:
-    if args.format == "csv":
-        return rows_csv(rows).rstrip("\n")
-    if args.format == "json":
-        return json.dumps({**_meta(table, what, args.dating), "offers": rows}, indent=2)
-    shown = columns + WIDE_EXTRA if args.wide else columns
-    text = table_text([_short_row(_marked_row(r), args.wide) for r in rows], shown)
-    providers = len({r["provider"] for r in rows})
-    footer = (
-        f"{what}\nfrom {providers} providers, as of {table.as_of}; USD per hour "
-        "(--format json names the sources, --wide shows every column)"
-    )
-    return f"{text}\n\n{footer}{_date_lines(args.dating, offers, table.as_of)}"
+    def text() -> str:
+        shown = columns + WIDE_EXTRA if args.wide else columns
+        providers = len({r["provider"] for r in rows})
+        footer = (
+            f"{what}\nfrom {providers} providers, as of {table.as_of}; USD per hour "
+            "(--format json names the sources, --wide shows every column)"
+        )
+        drawn = table_text([_short_row(_marked_row(r), args.wide) for r in rows], shown)
+        return f"{drawn}\n\n{footer}{_date_lines(args.dating, offers, table.as_of)}"
+
+    return listing(args.format, rows, "offers", text, head=_meta(table, what, args.dating))
 
 
 def _meta(table: PriceTable, what: str, dating: PriceDating) -> dict[str, Any]:

@@ -9,7 +9,13 @@ import json
 from gacost.advisor.recommend import recommend
 from gacost.base.clock import utc_now
 from gacost.base.profile import read_profile
-from gacost.commands.inputs import add_job_flags, load_job_args, price_table, trl_notes
+from gacost.commands.inputs import (
+    add_format_flag,
+    add_job_flags,
+    load_job_args,
+    price_table,
+    trl_notes,
+)
 from gacost.pricing.price_dates import PriceDating, max_age_from
 from gacost.reports import recommend as render
 from gacost.reports.plot import check_path, recommend_plot
@@ -31,7 +37,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="F",
         help="a price file in the snapshot CSV format (default: embedded snapshot)",
     )
-    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    add_format_flag(p)
     p.add_argument("--refresh-prices", action="store_true",
                    help="fetch price sources whose cache is older than the max age first "
                         "(network; see `gacost prices --list-sources`)")

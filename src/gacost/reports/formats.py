@@ -1,13 +1,14 @@
-"""Formatting shared by the reports: CSV from dict rows, text tables of chosen columns, and
-fitting text to a terminal (:data:`WIDTH` columns: tables choose their columns for it,
-prose lines are wrapped)."""
+"""Formatting shared by the reports: the three output formats of a listing, CSV from dict
+rows, text tables of chosen columns, and fitting text to a terminal (:data:`WIDTH` columns:
+tables choose their columns for it, prose lines are wrapped)."""
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tabulate import tabulate
@@ -15,6 +16,7 @@ from tabulate import tabulate
 Column = tuple[str, str, Callable[[Any], str]]
 WIDTH = 120  # the default reports fit this many columns; --wide shows every column
 REGION_CHARS = 16
+FORMATS = ("table", "json", "csv")  # every report and listing command's ``--format``
 
 
 def _csv_value(v: Any) -> Any:
@@ -30,6 +32,26 @@ def rows_csv(rows: Sequence[dict[str, Any]]) -> str:
         writer.writeheader()
         writer.writerows({k: _csv_value(v) for k, v in r.items()} for r in rows)
     return buf.getvalue()
+
+
+def listing(
+    fmt: str,
+    rows: Sequence[dict[str, Any]],
+    key: str,
+    table: Callable[[], str],
+    *,
+    head: Mapping[str, Any] | None = None,
+    tail: Mapping[str, Any] | None = None,
+    csv_rows: Sequence[dict[str, Any]] | None = None,
+) -> str:
+    """A listing in one of :data:`FORMATS`: ``csv``, the rows (or ``csv_rows``, flattened
+    for CSV) with their keys as header; ``json``, ``{**head, key: rows, **tail}``; ``table``,
+    what ``table()`` draws (called only then)."""
+    if fmt == "csv":
+        return rows_csv(rows if csv_rows is None else csv_rows).rstrip("\n")
+    if fmt == "json":
+        return json.dumps({**(head or {}), key: list(rows), **(tail or {})}, indent=2)
+    return table()
 
 
 def short_region(region: Any) -> str:

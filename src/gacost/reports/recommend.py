@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from typing import Any
 
@@ -249,11 +248,6 @@ def user_split_text(d: dict[str, Any], origin: str) -> str:
         change = f"{ratio - 1:.0%} more time and money than"
     return (f"{head} on {d['gpu']}: {cost} [{d['time_source']}], {change} the "
             f"recommended {d['recommended_split']}")
-
-
-def render_json(r: Report) -> str:
-    """Pretty JSON."""
-    return json.dumps(report_dict(r), indent=2)
 
 
 def render_csv(r: Report, dating: PriceDating | None = None) -> str:

@@ -1,0 +1,180 @@
+"""Docstrings, README.md and docs/*.md name only modules, attributes and source files that exist.
+
+A dotted name whose first part is ``gacost`` or one of its packages (``advisor``,
+``pricing``, ``calibration``, ``base``, ``commands``, ``reports``, ``data``) is read as
+``gacost.<name>`` and must resolve: its longest prefix that is a module, then each further
+part an attribute of that module (a top-level name of its source, read with :mod:`ast`, so
+nothing is imported) or of a class there. Past a function or a value the rest is not
+checked (an attribute of what it returns). A path of a ``.py`` file under one of the
+checkout's source folders must exist. A renamed or deleted module then fails here, not in a
+reader's hands.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+import subprocess
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("advisor", "pricing", "calibration", "base", "commands", "reports", "data")
+SOURCE_DIRS = ("src", "advisor", "pricing", "calibration", "bench", "tests")
+# a dotted name not inside another (no word, dot, slash or hyphen just before it)
+DOTTED = re.compile(r"(?<![\w./-])((?:gacost|" + "|".join(PACKAGES) + r")(?:\.\w+)+)")
+# a .py path under a source folder of the checkout
+PY_PATH = re.compile(r"(?<![\w./-])((?:" + "|".join(SOURCE_DIRS) + r")/[\w/]+\.py)\b")
+FILE_ENDINGS = {"py", "md", "csv", "json", "yaml", "yml", "txt", "toml", "png", "svg", "html"}
+THIS = Path(__file__).resolve()
+
+
+def _tracked(*patterns: str) -> list[Path]:
+    out = subprocess.run(["git", "ls-files", "--", *patterns], cwd=ROOT, capture_output=True,
+                         text=True, check=False).stdout.split()
+    return [ROOT / p for p in out] if out else []
+
+
+def _texts() -> list[tuple[str, str]]:
+    """``(where, text)`` for every docstring of the source folders, README.md and docs/*.md."""
+    py = _tracked(*(f"{d}/*.py" for d in SOURCE_DIRS)) or [
+        p for d in SOURCE_DIRS for p in (ROOT / d).rglob("*.py")]
+    items: list[tuple[str, str]] = []
+    for path in sorted(py):
+        if path.resolve() == THIS or not path.is_file():
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node, clean=False)
+                if doc:
+                    line = getattr(node, "lineno", 1)
+                    items.append((f"{path.relative_to(ROOT)}:{line}", doc))
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        items.append((str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")))
+    return items
+
+
+@cache
+def _module_file(name: str) -> Path | None:
+    """The source file of module ``name`` (a package's ``__init__.py``), None if no module.
+
+    Called only with a package as the parent: finding a module imports its parent, and a
+    package's ``__init__`` here is light where a module may import torch."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+        return None
+    return Path(spec.origin)
+
+
+def _names(body: list[ast.stmt]) -> dict[str, ast.AST]:
+    """The names a module or class body binds (inside ``if`` and ``try`` blocks too)."""
+    out: dict[str, ast.AST] = {}
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out[node.name] = node
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                for n in ast.walk(target):
+                    if isinstance(n, ast.Name):
+                        out[n.id] = node
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(
+                node.target, ast.Name):
+            out[node.target.id] = node
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                out[(alias.asname or alias.name).split(".")[0]] = node
+        elif isinstance(node, (ast.If, ast.Try)):
+            blocks = [node.body, node.orelse]
+            if isinstance(node, ast.Try):
+                blocks += [node.finalbody, *(h.body for h in node.handlers)]
+            for block in blocks:
+                out.update(_names(block))
+    return out
+
+
+@cache
+def _module_names(path: Path) -> dict[str, ast.AST]:
+    return _names(ast.parse(path.read_text(encoding="utf-8")).body)
+
+
+def resolves(dotted: str) -> bool:
+    """Whether ``dotted`` (``gacost.`` implied) names a module or an attribute of one."""
+    parts = dotted.split(".")
+    if parts[0] != "gacost":
+        parts = ["gacost", *parts]
+    path, cut = _module_file("gacost"), 1
+    while path is not None and path.name == "__init__.py" and cut < len(parts):
+        sub = _module_file(".".join(parts[: cut + 1]))
+        if sub is None:
+            break
+        path, cut = sub, cut + 1
+    if path is None:
+        return False
+    rest = parts[cut:]
+    scope, inherits = _module_names(path), False
+    for part in rest:
+        node = scope.get(part)
+        if node is None:
+            return inherits  # a class with bases may inherit it: not followed
+        if not isinstance(node, ast.ClassDef):
+            return True  # a re-export, function or value: the rest is not checked
+        scope, inherits = _names(node.body), bool(node.bases)
+    return True
+
+
+def _candidates(text: str) -> set[str]:
+    found = set()
+    for match in DOTTED.finditer(text):
+        name = match.group(1).rstrip(".")
+        if name.rsplit(".", 1)[-1].lower() in FILE_ENDINGS:
+            continue  # a file name (pricing.md), not a module
+        found.add(name)
+    return found
+
+
+def test_named_modules_and_attributes_exist() -> None:
+    stale = sorted(
+        f"{where}: {name}"
+        for where, text in _texts()
+        for name in _candidates(text)
+        if not resolves(name)
+    )
+    assert not stale, "stale module names:\n" + "\n".join(stale)
+
+
+def test_named_source_files_exist() -> None:
+    stale = sorted(
+        f"{where}: {path}"
+        for where, text in _texts()
+        for path in PY_PATH.findall(text)
+        if not (ROOT / path).is_file()
+    )
+    assert not stale, "stale file paths:\n" + "\n".join(stale)
+
+
+@pytest.mark.parametrize(
+    ("name", "ok"),
+    [
+        ("gacost.advisor.predictor", True),
+        ("advisor.predictor.fitted_model", True),  # a module attribute
+        ("gacost.base.records.GpuSpec.tensor_tflops", True),  # a method of a class
+        ("gacost.base.records.GpuSpec.memory_gib", True),  # a dataclass field
+        ("predictor.fitted_model.cache_clear", False),  # no leading package: not checked
+        ("gacost.advisor.timemodel", False),
+        ("advisor.predictor.no_such_name", False),
+        ("gacost.base.records.GpuSpec.no_such_field", False),
+        ("gacost.data", True),
+    ],
+)
+def test_resolution(name: str, ok: bool) -> None:
+    if name.split(".")[0] not in ("gacost", *PACKAGES):
+        assert not _candidates(f" {name} ")
+        return
+    assert resolves(name) is ok
