@@ -63,13 +63,14 @@ def snapshot_time(snapshot: PriceTable) -> datetime:
 
 
 def describe(part: Part, now: datetime, snapshot: PriceTable | None = None) -> str:
-    """``"the embedded snapshot (as of 2026-12-02, 3 days old)"`` or a cache's age."""
+    """``"the embedded snapshot (read 2026-12-02, 3 days ago)"`` or a cache's age: the day
+    the catalogs were read, not the date of their prices (``gacost prices`` names those)."""
     age = format_age(now - part.fetched_at)
     if part.name == SNAPSHOT:
         as_of = snapshot.as_of if snapshot else format_timestamp(part.fetched_at)
         if now < part.fetched_at:  # a clock behind the snapshot's date: no age to tell
-            return f"the embedded snapshot (as of {as_of})"
-        return f"the embedded snapshot (as of {as_of}, {age} old)"
+            return f"the embedded snapshot (read {as_of})"
+        return f"the embedded snapshot (read {as_of}, {age} ago)"
     return f"{part.label} prices cached {age} ago"
 
 

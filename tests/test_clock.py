@@ -42,8 +42,8 @@ def test_a_new_user_sees_no_warning_in_the_first_month(days: float) -> None:
 def test_shipped_prices_past_a_month_get_one_warning(days: float) -> None:
     code, _, err = recommend_at(days)
     (line,) = err.splitlines()
-    assert code == 0 and line.startswith("warning: prices: the embedded snapshot (as of ")
-    assert f"{days} days old) is over {SHIPPED_MAX_AGE.days} days old; " in line
+    assert code == 0 and line.startswith("warning: prices: the embedded snapshot (read ")
+    assert f"{days} days ago) is over {SHIPPED_MAX_AGE.days} days old; " in line
     assert "`gacost prices --refresh` fetches current rates" in line
 
 

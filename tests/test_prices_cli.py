@@ -126,7 +126,7 @@ def test_failed_refresh_warns_once_and_still_lists(
     assert code == 0 and "g2-standard-4" in out  # the embedded snapshot
     (line,) = err.splitlines()
     assert line.startswith("warning: prices: 0 of 1 sources refreshed (1 failed); using the "
-                           "embedded snapshot (as of 2026-12-02")  # fmt: skip
+                           "embedded snapshot (read 2026-12-02")  # fmt: skip
     assert line.endswith("for skypilot-gcp (--verbose says why)")
     assert not (cache_dir / "prices" / "skypilot-gcp.csv").exists()
     code, _, err = _run(capsys, "--refresh", "--source", "skypilot-gcp", "--gpu", "L4", "-v")
@@ -146,7 +146,7 @@ def test_offline_refresh_says_it_in_one_line(
     keyed = sum(1 for n in select_sources() if SOURCES[n].key_env)
     assert line.startswith(f"warning: prices: 0 of {total} sources refreshed")
     assert f"{keyed} skipped for want of an API key, {total - keyed} failed" in line
-    assert "using the embedded snapshot (as of 2026-12-02" in line
+    assert "using the embedded snapshot (read 2026-12-02" in line
     assert "no interruption data for aws-spot-advisor" in line
     assert "gacost prices --refresh" not in err and "Name or service" not in err
     assert len(line) < 400
@@ -188,7 +188,7 @@ def test_after_a_failed_refresh_the_stale_warning_does_not_advise_it(
         code, _, err = _run(capsys, "--refresh", "--source", "skypilot-gcp", "--gpu", "L4")
         summary, stale = err.splitlines()
         assert summary.startswith("warning: prices: 0 of 1 sources refreshed")
-        assert stale.startswith("warning: prices: the embedded snapshot (as of 2026-12-02")
+        assert stale.startswith("warning: prices: the embedded snapshot (read 2026-12-02")
         assert "gacost prices --refresh" not in err and "the refresh above did not" in stale
         _, _, err = _run(capsys, "--gpu", "L4")  # no refresh tried: the advice stands
         assert "`gacost prices --refresh` fetches current rates" in err

@@ -232,7 +232,7 @@ def test_corrupt_cache_warns_once_and_uses_the_snapshot(cache: PriceCache) -> No
     assert table is SNAPSHOT
     (line,) = warnings
     assert line.startswith("skypilot-gcp: corrupt price cache") and "\n" not in line
-    assert "using the embedded snapshot (as of 2026-11-20, 12 days old) instead" in line
+    assert "using the embedded snapshot (read 2026-11-20, 12 days ago) instead" in line
     assert path.read_text() == "provider,region\n"  # left for the user to inspect
 
 
@@ -245,7 +245,7 @@ def test_shipped_data_warns_only_past_a_month(cache: PriceCache) -> None:
     combine.load_freshest(cache=cache, snapshot=SNAPSHOT, now=NOW + timedelta(days=30),
                           max_age=timedelta(hours=24), warn=warnings.append)  # fmt: skip
     assert warnings == [
-        "prices: the embedded snapshot (as of 2026-11-20, 42 days old) is over 30 days old; "
+        "prices: the embedded snapshot (read 2026-11-20, 42 days ago) is over 30 days old; "
         "`gacost prices --refresh` fetches current rates (a newer gacost ships newer ones)"
     ]
 
@@ -271,7 +271,7 @@ def test_a_clock_behind_the_snapshot_tells_no_age(cache: PriceCache) -> None:
     combine.load_freshest(cache=cache, snapshot=SNAPSHOT, now=before,
                           max_age=timedelta(hours=24), warn=warnings.append)  # fmt: skip
     (line,) = warnings  # the corrupt cache alone; no staleness warning
-    assert line.endswith("using the embedded snapshot (as of 2026-11-20) instead")
+    assert line.endswith("using the embedded snapshot (read 2026-11-20) instead")
 
 
 def test_a_cache_stamped_in_the_future_is_stale_and_unused(cache: PriceCache) -> None:

@@ -129,7 +129,7 @@ def test_without_cache_a_failure_falls_back_to_the_snapshot(
     assert refresher.refresh(["azure"], DAY)[0].status == FAILED
     (line,) = warns
     assert line.startswith("azure: refresh failed (")
-    assert line.endswith(f"using the embedded snapshot (as of {snapshot.as_of}, 12 h old)")
+    assert line.endswith(f"using the embedded snapshot (read {snapshot.as_of}, 12 h ago)")
     assert not cache.path("azure").exists()
 
 
