@@ -251,3 +251,13 @@ def test_recommend_needs_neither_torch_nor_httpx(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120
     )
     assert result.stdout.strip() == "0 []", result.stderr
+
+
+def test_flags_are_taken_only_as_spelled() -> None:
+    """``--gpu`` is not an abbreviation of ``--gpus-per-run`` (it failed with "expected an
+    integer, got 'H200-SXM'")."""
+    done = gacost("recommend", "--job", str(EXAMPLE), "--gpu", "H200-SXM")
+    assert done.returncode == 2
+    assert "unrecognized arguments: --gpu H200-SXM" in done.stderr
+    assert "expected an integer" not in done.stderr
+    assert gacost("prices", "--gpu", "H100").returncode == 0

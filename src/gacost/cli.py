@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import Any
 
 from gacost import __version__
 from gacost.base.interrupts import deferred_interrupt
@@ -26,9 +27,18 @@ def _commands() -> tuple[ModuleType, ...]:
     return (recommend, budget, compare, calibrate, gpus, prices, models)
 
 
+class _ExactParser(argparse.ArgumentParser):
+    """A parser that takes flags only as spelled: no abbreviations (``recommend --gpu X``
+    was taken as ``--gpus-per-run X`` and failed on "expected an integer")."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+    parser = _ExactParser(
         prog="gacost",
         description=(
             "Which GPU to rent, from which provider, and which micro-batch x gradient-"
@@ -37,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"gacost {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
+                                parser_class=_ExactParser)
     for module in _commands():
         module.register(sub)
     return parser
