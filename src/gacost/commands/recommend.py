@@ -9,6 +9,7 @@ import json
 from gacost.advisor.recommend import recommend
 from gacost.base.profile import read_profile
 from gacost.commands.inputs import add_job_flags, load_job_args, price_table, trl_notes
+from gacost.commands.sky import add_sky_flags, check_sky_path, write_sky_task
 from gacost.reports import recommend as render
 from gacost.reports.plot import check_path, recommend_plot
 
@@ -46,6 +47,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "recommended GPU's seconds/update per split (.png, .svg, .pdf or .html); "
         "needs the plot extra",
     )
+    add_sky_flags(p)
     p.set_defaults(run=run)
 
 
@@ -63,6 +65,7 @@ def run(args: argparse.Namespace) -> str:
     """Compute and render the report (and the plot, with ``--plot``)."""
     if args.plot is not None:
         check_path(args.plot)
+    check_sky_path(args)
     job, trl = load_job_args(args)
     profiles = [read_profile(p) for p in args.profile]
     table = price_table(args.prices, refresh=args.refresh_prices)
@@ -74,12 +77,15 @@ def run(args: argparse.Namespace) -> str:
         price_source=table.source,
         top=args.top,
     )
+    sky_line = write_sky_task(args, job, report.recommended)
     mine = None if trl is None else render.user_split(
         report, trl.config.micro_batch, trl.config.grad_accum)
     if args.format == "json":
         out = render.report_dict(report)
         if trl is not None:
             out["trl_config"] = {**trl.summary(), "your_split": mine}
+        if sky_line is not None:
+            out["sky_task"] = args.sky_task
         text = json.dumps(out, indent=2)
     elif args.format == "csv":
         text = render.render_csv(report).rstrip("\n")
@@ -96,4 +102,6 @@ def run(args: argparse.Namespace) -> str:
                        report_text=render.render_text(report))
         if args.format == "table":
             text += f"\nplot: {args.plot}"
+    if sky_line and args.format == "table":
+        text += f"\n{sky_line}"
     return text

@@ -1,0 +1,71 @@
+"""``recommend --sky-task FILE [--train-command CMD] [--force]``: write the recommended plan
+as a SkyPilot task, checked by SkyPilot first (:mod:`gacost.launch`).
+
+The file is written atomically, only after SkyPilot has resolved the task to the plan's
+cloud, region and instance type; an existing file is replaced only with ``--force``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from gacost.advisor.planner import Plan
+from gacost.base.atomic import write_atomic
+from gacost.base.errors import LaunchError
+from gacost.base.job import Job
+from gacost.launch.sky_task import render_task, task_config
+from gacost.launch.skypilot import require_sky, resolve
+
+
+def add_sky_flags(p: argparse.ArgumentParser) -> None:
+    """``--sky-task``, ``--train-command`` and ``--force``."""
+    p.add_argument("--sky-task", metavar="FILE",
+                   help="also write the recommended plan as a SkyPilot task (YAML; checked "
+                        "by SkyPilot's catalog code first; needs the sky extra)")
+    p.add_argument("--train-command", metavar="CMD",
+                   help="the command each run runs in the task (default: the job's "
+                        "train_command), e.g. 'python train.py'")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite an existing --sky-task file")
+
+
+def check_sky_path(args: argparse.Namespace) -> None:
+    """Before any work: ``--sky-task`` names a file that may be written, SkyPilot is
+    installed, and ``--train-command`` comes with ``--sky-task``."""
+    if args.sky_task is None:
+        if args.train_command is not None:
+            raise LaunchError("--train-command applies only with --sky-task FILE")
+        return
+    path = Path(args.sky_task)
+    if path.is_dir():
+        raise LaunchError(f"--sky-task: {path} is a folder; give a file name like run.yaml")
+    if path.exists() and not args.force:
+        raise LaunchError(f"--sky-task: {path} exists; choose another file, or pass --force "
+                          "to overwrite it")
+    require_sky()
+
+
+def write_sky_task(args: argparse.Namespace, job: Job, plan: Plan) -> str | None:
+    """Write the task for ``plan`` to ``--sky-task``; the line the report ends with."""
+    if args.sky_task is None:
+        return None
+    command = args.train_command if args.train_command is not None else job.train_command
+    if command is None:
+        raise LaunchError("--sky-task: give the command each run runs: --train-command "
+                          "'python train.py ...' or train_command: in the job")
+    if job.sweep is not None:
+        raise LaunchError("--sky-task: this job has a sweep: section and recommend plans one "
+                          "run of the base job; write the task from a job without sweep:")
+    config = task_config(plan, command)
+    resolved = resolve(config)
+    for r in resolved:
+        if (r.cloud, r.region, r.instance_type) != (plan.provider, plan.region,
+                                                     config["resources"]["instance_type"]):
+            raise LaunchError(f"SkyPilot resolves the task to {r.cloud} {r.region} "
+                              f"{r.instance_type}, not the plan's {plan.label}; report it")
+    path = Path(args.sky_task)
+    write_atomic(path, render_task(plan, config))
+    cost = f"; SkyPilot prices it at ${resolved[0].hourly_cost:.3f}/h" if resolved else ""
+    return (f"sky task: {path} ({plan.label}{cost}); `sky launch -c gacost-run {path}` runs "
+            "it (README, 'Launching with SkyPilot')")
