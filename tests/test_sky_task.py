@@ -1,8 +1,10 @@
-"""``recommend --sky-task``: the plan as a SkyPilot task (gacost/launch/).
+"""``recommend --sky-task`` and ``--launch``: the plan as a SkyPilot task (gacost/launch/).
 
-Two kinds of tests:
+Three kinds of tests:
 - without SkyPilot: the task's fields, the accelerator names against the catalogs gacost
   prices from, and the errors;
+- ``--launch`` through a fake :class:`~gacost.launch.skypilot.Launcher` (the question,
+  ``--yes``, a failing launch, spot plans as managed jobs), SkyPilot's check stubbed;
 - with SkyPilot 0.14 (``pytest.importorskip("sky")``; CI installs the sky extra in a venv
   of its own): SkyPilot's own parser and catalog code resolve each task to the intended
   cloud, region and instance type, at the offer's price, offline. SkyPilot runs in a
@@ -179,6 +181,105 @@ def test_cli_errors_come_before_any_work(tmp_path: Path, monkeypatch: pytest.Mon
                       str(tmp_path / "new.yaml")], capsys)
     assert code == 1 and "pip install 'gacost[sky]'" in err and err.count("\n") == 1
     assert not (tmp_path / "new.yaml").exists()
+
+
+# --- --launch, through a fake launcher (SkyPilot's check stubbed: tested below) -------------
+
+
+class FakeLauncher:
+    """Records each launch; ``fail`` makes it raise as a SkyPilot launch that failed."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+        self.calls: list[tuple[dict[str, Any], str, bool]] = []
+
+    def launch(self, config: dict[str, Any], *, name: str, managed: bool) -> str:
+        self.calls.append((config, name, managed))
+        if self.fail:
+            raise RuntimeError("ResourcesUnavailableError: no capacity\nin FIN-01")
+        return f"job 1 on cluster {name}"
+
+
+def _stub_sky(monkeypatch: pytest.MonkeyPatch, launcher: FakeLauncher) -> None:
+    from gacost.commands import sky as command
+    from gacost.launch.skypilot import Resolved
+
+    def resolve(config: dict[str, Any]) -> list[Resolved]:
+        r = config["resources"]
+        cloud, region = r["infra"].split("/")
+        name, count = r["accelerators"].split(":")
+        return [Resolved(cloud, region, r["instance_type"], {name: int(count)},
+                         r["use_spot"], config.get("num_nodes", 1), 1.0)]
+
+    monkeypatch.setattr(command, "require_sky", lambda: sys)
+    monkeypatch.setattr(command, "resolve", resolve)
+    monkeypatch.setattr(command, "launcher_factory", lambda: launcher)
+
+
+def _launch_argv(out: Path, *extra: str) -> list[str]:
+    return ["recommend", "--job", str(EXAMPLE), "--prices", str(PRICES), "--sky-task",
+            str(out), "--train-command", "python train.py", "--launch", *extra]
+
+
+def test_launch_with_yes_hands_the_written_task_to_the_launcher(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    fake = FakeLauncher()
+    _stub_sky(monkeypatch, fake)
+    out = tmp_path / "run.yaml"
+    assert main(_launch_argv(out, "--yes")) == 0
+    stdout = capsys.readouterr().out
+    assert "launched: job 1 on cluster gacost-run" in stdout
+    ((config, name, managed),) = fake.calls
+    assert name == "gacost-run" and managed is False
+    assert yaml.safe_load(out.read_text(encoding="utf-8")) == config
+
+
+def test_launch_asks_and_a_no_launches_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    fake = FakeLauncher()
+    _stub_sky(monkeypatch, fake)
+    out = tmp_path / "run.yaml"
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: False)
+    code, err = _run(_launch_argv(out), capsys)  # no terminal to ask on: --yes needed
+    assert code == 1 and "--yes" in err and not out.exists()
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", lambda: "n")
+    code, err = _run(_launch_argv(out), capsys)
+    assert code == 1 and "not launched" in err and "[y/N]" in err
+    assert out.exists() and fake.calls == []
+    monkeypatch.setattr("builtins.input", lambda: "y")
+    assert main(_launch_argv(out, "--force")) == 0 and len(fake.calls) == 1
+
+
+def test_a_failing_launch_is_one_line_and_keeps_the_task(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    _stub_sky(monkeypatch, FakeLauncher(fail=True))
+    out = tmp_path / "run.yaml"
+    code, err = _run(_launch_argv(out, "--yes"), capsys)
+    assert code == 1 and err.count("\n") == 1
+    assert "SkyPilot could not launch" in err and "no capacity in FIN-01" in err
+    assert "sky check" in err and out.exists()
+
+
+def test_spot_plans_launch_as_managed_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    from gacost.commands import sky as command
+
+    fake = FakeLauncher()
+    _stub_sky(monkeypatch, fake)
+    plan = _plan(_offer("aws", "g6.xlarge"), spot=True)
+    config = task_config(plan, "python train.py")
+    command.launch(argparse.Namespace(yes=True), plan, config)
+    assert fake.calls == [(config, "gacost-run", True)]
+
+
+def test_launch_needs_sky_task(capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = _run(["recommend", "--job", str(EXAMPLE), "--launch"], capsys)
+    assert code == 1 and "--launch applies only with --sky-task" in err
 
 
 # --- SkyPilot's own checks, offline ----------------------------------------------------------

@@ -1,13 +1,18 @@
-"""``recommend --sky-task FILE [--train-command CMD] [--force]``: write the recommended plan
-as a SkyPilot task, checked by SkyPilot first (:mod:`gacost.launch`).
+"""``recommend --sky-task FILE [--train-command CMD] [--force] [--launch [--yes]]``: write
+the recommended plan as a SkyPilot task, checked by SkyPilot first (:mod:`gacost.launch`),
+and with ``--launch`` hand it to SkyPilot.
 
 The file is written atomically, only after SkyPilot has resolved the task to the plan's
 cloud, region and instance type; an existing file is replaced only with ``--force``.
+``--launch`` asks before it spends money (what the plan costs), unless ``--yes``; spot
+plans run as managed jobs (SkyPilot's spot recovery), on-demand plans on a cluster.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from gacost.advisor.planner import Plan
@@ -15,7 +20,10 @@ from gacost.base.atomic import write_atomic
 from gacost.base.errors import LaunchError
 from gacost.base.job import Job
 from gacost.launch.sky_task import render_task, task_config
-from gacost.launch.skypilot import require_sky, resolve
+from gacost.launch.skypilot import Launcher, SkyLauncher, require_sky, resolve
+
+# how --launch reaches SkyPilot; tests replace it with a fake
+launcher_factory: Callable[[], Launcher] = SkyLauncher
 
 
 def add_sky_flags(p: argparse.ArgumentParser) -> None:
@@ -28,15 +36,23 @@ def add_sky_flags(p: argparse.ArgumentParser) -> None:
                         "train_command), e.g. 'python train.py'")
     p.add_argument("--force", action="store_true",
                    help="overwrite an existing --sky-task file")
+    p.add_argument("--launch", action="store_true",
+                   help="with --sky-task: also launch the task with SkyPilot (asks first)")
+    p.add_argument("--yes", action="store_true", help="--launch without asking")
 
 
 def check_sky_path(args: argparse.Namespace) -> None:
     """Before any work: ``--sky-task`` names a file that may be written, SkyPilot is
     installed, and ``--train-command`` comes with ``--sky-task``."""
     if args.sky_task is None:
-        if args.train_command is not None:
-            raise LaunchError("--train-command applies only with --sky-task FILE")
+        for flag, value in (("--train-command", args.train_command),
+                            ("--launch", args.launch or None), ("--force", args.force or None)):
+            if value is not None:
+                raise LaunchError(f"{flag} applies only with --sky-task FILE")
         return
+    if args.launch and not args.yes and not sys.stdin.isatty():
+        raise LaunchError("--launch asks before it spends money; pass --yes to launch "
+                          "without asking")
     path = Path(args.sky_task)
     if path.is_dir():
         raise LaunchError(f"--sky-task: {path} is a folder; give a file name like run.yaml")
@@ -67,5 +83,34 @@ def write_sky_task(args: argparse.Namespace, job: Job, plan: Plan) -> str | None
     path = Path(args.sky_task)
     write_atomic(path, render_task(plan, config))
     cost = f"; SkyPilot prices it at ${resolved[0].hourly_cost:.3f}/h" if resolved else ""
-    return (f"sky task: {path} ({plan.label}{cost}); `sky launch -c gacost-run {path}` runs "
-            "it (README, 'Launching with SkyPilot')")
+    line = f"sky task: {path} ({plan.label}{cost})"
+    if not args.launch:
+        return (f"{line}; `sky launch -c gacost-run {path}` runs it (README, 'Launching "
+                "with SkyPilot')")
+    return f"{line}\nlaunched: {launch(args, plan, config)}"
+
+
+def launch(args: argparse.Namespace, plan: Plan, config: dict[str, object]) -> str:
+    """Ask (unless ``--yes``), then launch ``config`` through :data:`launcher_factory`."""
+    if not args.yes:
+        question = (f"launch {plan.label} x {plan.instances} instance(s), {plan.runs} run(s), "
+                    f"about ${plan.cost:.2f} ({plan.time_source})? [y/N] ")
+        print(question, end="", file=sys.stderr, flush=True)
+        try:
+            answer = input()
+        except EOFError:
+            answer = ""
+        if answer.strip().lower() not in ("y", "yes"):
+            raise LaunchError("--launch: not launched (answered no); the task file is "
+                              "written")
+    name = str(config["name"])
+    try:
+        return launcher_factory().launch(dict(config), name=name,
+                                         managed=plan.pricing == "spot")
+    except LaunchError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever SkyPilot raises, one line
+        text = " ".join(str(exc).split())[:300] or exc.__class__.__name__
+        raise LaunchError(f"SkyPilot could not launch {plan.label}: {text}; the task file "
+                          "is written, `sky launch` it by hand after fixing that "
+                          "(`sky check` lists the enabled clouds)") from None

@@ -1,5 +1,5 @@
-"""SkyPilot's own check of a task gacost wrote: the one module that imports ``sky``
-(``gacost[sky]``), and only inside its functions, so importing it costs nothing.
+"""SkyPilot's own check of a task gacost wrote, and its launch: the one module that imports
+``sky`` (``gacost[sky]``), and only inside its functions, so importing it costs nothing.
 
 :func:`resolve` loads the task with SkyPilot's parser (``sky.Task.from_yaml_config``) and
 asks SkyPilot's catalog code, for each of its resources, what the optimizer asks before a
@@ -15,11 +15,12 @@ import copy
 import os
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 from gacost.base.errors import LaunchError
 
 INSTALL = "pip install 'gacost[sky]'"
+AUTODOWN_MINUTES = 60  # an on-demand cluster goes down after this long idle (fetch profiles)
 
 
 def require_sky() -> ModuleType:
@@ -84,3 +85,30 @@ def resolve(config: dict[str, Any]) -> list[Resolved]:
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or exc.__class__.__name__
     return text if len(text) <= 300 else text[:300] + "..."
+
+
+class Launcher(Protocol):
+    """What ``recommend --launch`` needs from SkyPilot; tests pass a fake."""
+
+    def launch(self, config: dict[str, Any], *, name: str, managed: bool) -> str:
+        """Launch the task ``config``; a managed job (spot recovery) when ``managed``, else
+        a cluster called ``name``. Returns what was started, in words."""
+        ...
+
+
+class SkyLauncher:
+    """:class:`Launcher` through SkyPilot's SDK (its API server starts locally if needed)."""
+
+    def launch(self, config: dict[str, Any], *, name: str, managed: bool) -> str:
+        """``sky.jobs.launch`` or ``sky.launch`` (autodown after
+        :data:`AUTODOWN_MINUTES` idle minutes), followed to the end of the submission."""
+        sky = require_sky()
+        task = sky.Task.from_yaml_config(copy.deepcopy(config))
+        if managed:
+            job_ids, _ = sky.stream_and_get(sky.jobs.launch(task, name=name))
+            ids = ", ".join(str(i) for i in job_ids or ())
+            return f"managed job {ids} ({name}); `sky jobs queue` follows it"
+        job_id, _ = sky.stream_and_get(sky.launch(
+            task, cluster_name=name, idle_minutes_to_autostop=AUTODOWN_MINUTES, down=True))
+        return (f"job {job_id} on cluster {name} (down after {AUTODOWN_MINUTES} idle "
+                f"minutes); `sky logs {name}` follows it")
