@@ -34,7 +34,13 @@ from gacost.base.job import load_job
 from gacost.base.records import Offer
 from gacost.cli import main
 from gacost.launch import sky_task
-from gacost.launch.sky_task import LAUNCHABLE, render_task, sky_resources, task_config
+from gacost.launch.sky_task import (
+    LAUNCHABLE,
+    render_task,
+    sky_region,
+    sky_resources,
+    task_config,
+)
 from gacost.pricing.snapshot import load_snapshot, read_offers_csv
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,6 +110,16 @@ def test_gcp_offers_split_host_and_attached_gpus() -> None:
     assert sky_resources(_offer("gcp", "n1-highmem-4+1xT4")) == ("n1-highmem-4", "T4", 1)
     assert sky_resources(_offer("gcp", "a2-highgpu-1g")) == ("a2-highgpu-1g", "A100", 1)
     assert sky_resources(_offer("gcp", "g2-standard-4")) == ("g2-standard-4", "L4", 1)
+
+
+def test_catalog_quirks_are_undone_for_skypilot() -> None:
+    # gacost prices the ND96isr H100 v5 as 8 GPUs; SkyPilot's catalog (and check) says 12
+    assert sky_resources(_offer("azure", "Standard_ND96isr_H100_v5"))[2] == 12
+    # gacost drops Vast's empty state (", CN, AS"); SkyPilot's region keeps it
+    vast = _offer("vast", "8x-RTX_4090-32-65536")
+    assert (vast.region, sky_region(vast)) == ("CN, AS", ", CN, AS")
+    assert task_config(_plan(vast, world=8, split=(1, 1)), "python t.py")["resources"][
+        "infra"] == "vast/, CN, AS"
 
 
 def test_every_launchable_snapshot_offer_gets_its_catalog_accelerator_name() -> None:
@@ -334,6 +350,8 @@ PLANS = [  # (provider, instance type, spot, instances, world): each a test of i
     ("lambda", "gpu_1x_a100_sxm4", False, 1, 1),
     ("runpod", "2x_L4_SECURE", False, 1, 2),
     ("azure", "Standard_NC24ads_A100_v4", False, 1, 1),
+    ("azure", "Standard_ND96isr_H100_v5", False, 1, 8),  # SkyPilot's catalog says 12 GPUs
+    ("vast", "8x-RTX_4090-32-65536", False, 1, 8),  # region ", CN, AS" in the catalog
 ]
 
 
@@ -347,7 +365,7 @@ def test_skypilot_resolves_each_task_to_the_offer(tmp_path: Path) -> None:
         assert isinstance(result, list), (plan.label, result)
         (r,) = result
         o = plan.offer
-        assert (r["cloud"], r["region"]) == (o.provider, o.region)
+        assert (r["cloud"], r["region"]) == (o.provider, sky_region(o))
         assert r["instance_type"] == config["resources"]["instance_type"]
         name, count = config["resources"]["accelerators"].split(":")
         assert r["accelerators"] == {name: int(count)}

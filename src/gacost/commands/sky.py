@@ -19,7 +19,7 @@ from gacost.advisor.planner import Plan
 from gacost.base.atomic import write_atomic
 from gacost.base.errors import LaunchError
 from gacost.base.job import Job
-from gacost.launch.sky_task import render_task, task_config
+from gacost.launch.sky_task import render_task, sky_region, task_config
 from gacost.launch.skypilot import Launcher, SkyLauncher, require_sky, resolve
 
 # how --launch reaches SkyPilot; tests replace it with a fake
@@ -76,7 +76,7 @@ def write_sky_task(args: argparse.Namespace, job: Job, plan: Plan) -> str | None
     config = task_config(plan, command)
     resolved = resolve(config)
     for r in resolved:
-        if (r.cloud, r.region, r.instance_type) != (plan.provider, plan.region,
+        if (r.cloud, r.region, r.instance_type) != (plan.provider, sky_region(plan.offer),
                                                      config["resources"]["instance_type"]):
             raise LaunchError(f"SkyPilot resolves the task to {r.cloud} {r.region} "
                               f"{r.instance_type}, not the plan's {plan.label}; report it")

@@ -98,6 +98,11 @@ _GCP_BUILTIN: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^a4-highgpu-\d+g$"), "B200"),
     (re.compile(r"^g2-standard-\d+$"), "L4"),
 )
+# Where gacost's price data corrects a catalog's GPU count (pricing/skypilot.py's
+# _COUNT_FIXES), SkyPilot still checks the task's accelerators against its catalog's count.
+_CATALOG_COUNTS: dict[tuple[str, str], int] = {
+    ("azure", "Standard_ND96isr_H100_v5"): 12,  # 8 H100s; the catalog says 12
+}
 # GCP's general n1 hosts with attached GPUs: gacost names the offer "<host>+<N>x<GPU>".
 _GCP_ATTACHED = re.compile(r"^(n1-[a-z]+-\d+)\+(\d+)x(.+)$")
 
@@ -146,7 +151,16 @@ def sky_resources(offer: Offer) -> tuple[str, str, int]:
     if usual is None:
         raise LaunchError(f"--sky-task: no SkyPilot accelerator name known for {offer.gpu} "
                           f"({offer.provider} {instance}); report it")
-    return instance, usual, int(count)
+    return instance, usual, _CATALOG_COUNTS.get((offer.provider, instance), int(count))
+
+
+def sky_region(offer: Offer) -> str:
+    """The offer's region as SkyPilot's catalog spells it: Vast's ``"State, CC,
+    continent"`` with the state empty is ``", CC, continent"`` there (gacost drops the
+    empty part: pricing/skypilot.py's _clean_region)."""
+    if offer.provider == "vast" and len(offer.region.split(",")) == 2:
+        return f", {offer.region}"
+    return offer.region
 
 
 def run_line(command: str, world: int) -> str:
@@ -188,7 +202,7 @@ def task_config(plan: Plan, command: str, *, name: str = "gacost-run") -> dict[s
         envs["GACOST_WORLD_SIZE"] = str(e.world_size)
     envs["GACOST_RUNS"] = str(plan.runs)
     resources: dict[str, Any] = {
-        "infra": f"{plan.offer.provider}/{plan.offer.region}",
+        "infra": f"{plan.offer.provider}/{sky_region(plan.offer)}",
         "instance_type": instance,
         "accelerators": f"{accelerator}:{count}",
         "use_spot": plan.pricing == "spot",
