@@ -104,6 +104,20 @@ def test_launchers_are_left_alone_and_other_commands_refused() -> None:
     assert sky_task.run_line("bash run.sh", 1) == "bash run.sh"
     with pytest.raises(LaunchError, match="torchrun --nproc_per_node=2"):
         sky_task.run_line("bash run.sh", 2)
+    with pytest.raises(LaunchError, match="cannot split"):
+        sky_task.run_line("python train.py --name 'unclosed", 2)
+
+
+def test_levers_the_plan_turns_on_are_envs() -> None:
+    from dataclasses import replace
+
+    plan = _plan(_offer("verda", "1V100.6V"))
+    group = plan.groups[0]
+    on = replace(plan, groups=(replace(group, estimate=replace(
+        group.estimate, levers=("torch_compile", "liger"))),))
+    envs = task_config(on, "python train.py")["envs"]
+    assert envs["GACOST_TORCH_COMPILE"] == envs["GACOST_LIGER"] == "true"
+    assert "GACOST_LIGER" not in task_config(plan, "python train.py")["envs"]
 
 
 def test_gcp_offers_split_host_and_attached_gpus() -> None:

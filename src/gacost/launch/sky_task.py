@@ -14,7 +14,8 @@ catalogs give each offer's accelerator, and the task itself:
   planner's packing). One task, one ``sky launch``; no chain of tasks.
 - ``envs``: the split (``GACOST_MICRO_BATCH``, ``GACOST_GRAD_ACCUM``, and
   ``GACOST_WORLD_SIZE`` for a data-parallel plan, whose run line starts with ``torchrun
-  --nproc_per_node``), the run count, and where each run's profile goes
+  --nproc_per_node``), ``GACOST_TORCH_COMPILE``/``GACOST_LIGER`` (``true``) when the plan
+  turns them on, the run count, and where each run's profile goes
   (``GACOST_PROFILE``, one file per run, for ``GacostCallback``).
 - ``setup``: installs this version of gacost with the ``calibrate`` extra, so the user's
   script can attach ``GacostCallback(os.environ["GACOST_PROFILE"])``.
@@ -168,7 +169,11 @@ def run_line(command: str, world: int) -> str:
     data-parallel plan (replacing a leading ``python``), as given otherwise."""
     if world == 1:
         return command
-    words = shlex.split(command)
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:  # an unclosed quote
+        raise LaunchError(f"--train-command: cannot split {command!r} into words ({exc})"
+                          ) from None
     if words and words[0] in _LAUNCHERS:
         return command  # it starts its own processes (and reads GACOST_WORLD_SIZE)
     if words and _PYTHON.match(words[0]):
@@ -200,6 +205,8 @@ def task_config(plan: Plan, command: str, *, name: str = "gacost-run") -> dict[s
     }
     if e.world_size > 1:
         envs["GACOST_WORLD_SIZE"] = str(e.world_size)
+    for lever in e.levers:  # the machinery options the plan turned on ("auto" in the job)
+        envs[f"GACOST_{lever.upper()}"] = "true"
     envs["GACOST_RUNS"] = str(plan.runs)
     resources: dict[str, Any] = {
         "infra": f"{plan.offer.provider}/{sky_region(plan.offer)}",
