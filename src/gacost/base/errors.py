@@ -6,6 +6,7 @@
     ├── UnknownNameError        a GPU, provider or model name that is not known
     ├── PricingError            price sources could not be fetched or parsed
     ├── CalibrationError        calibration could not run (missing extra, no device, ...)
+    ├── LaunchError             a plan SkyPilot cannot take (missing extra, provider, ...)
     └── InfeasibleError         constraints no plan satisfies (deadline, budget, VRAM)
 
 Every message names the field or file at fault and, where one exists, the fix.
@@ -51,6 +52,10 @@ class RefreshFailedError(PricingError):
 
 class CalibrationError(GacostError):
     """Calibration could not run."""
+
+
+class LaunchError(GacostError):
+    """The recommended plan cannot be written or handed to SkyPilot."""
 
 
 class InfeasibleError(GacostError):

@@ -184,6 +184,9 @@ class Job(_Strict):
     spot_allowance: float = Field(0.2, ge=0, le=10)
     sweep: Annotated[list[RunGroup], Field(max_length=1000)] | None = None
     gpus_per_run: int | Literal["choose"] = 1
+    # the command a run of the plan runs (``recommend --sky-task``); one line, no control
+    # characters; ``--train-command`` overrides it
+    train_command: str | None = Field(None, min_length=1, max_length=4096, pattern=PRINTABLE)
 
     @field_validator("gpus_per_run", mode="before")
     @classmethod
@@ -196,6 +199,14 @@ class Job(_Strict):
             raise ValueError(
                 f"must be a GPU count from 1 to {MAX_GPUS_PER_RUN}, or 'choose', got {clip(value)}"
             )
+        return value
+
+    @field_validator("train_command")
+    @classmethod
+    def _command(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("give the command that trains, e.g. 'python train.py', or leave "
+                             "the key out")
         return value
 
     @model_validator(mode="after")

@@ -16,6 +16,7 @@ from gacost.commands.inputs import (
     price_table,
     trl_notes,
 )
+from gacost.commands.sky import add_sky_flags, check_sky_path, write_sky_task
 from gacost.pricing.price_dates import PriceDating, max_age_from
 from gacost.reports import recommend as render
 from gacost.reports.plot import check_path, recommend_plot
@@ -55,6 +56,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "recommended GPU's seconds/update per split (.png, .svg, .pdf or .html); "
         "needs the plot extra",
     )
+    add_sky_flags(p)
     p.set_defaults(run=run)
 
 
@@ -79,6 +81,7 @@ def run(args: argparse.Namespace) -> str:
     """Compute and render the report (and the plot, with ``--plot``)."""
     if args.plot is not None:
         check_path(args.plot)
+    check_sky_path(args)
     job, trl = load_job_args(args)
     profiles = [read_profile(p) for p in args.profile]
     table = price_table(args.prices, refresh=args.refresh_prices)
@@ -91,12 +94,15 @@ def run(args: argparse.Namespace) -> str:
         price_source=table.source,
         top=args.top,
     )
+    sky_line = write_sky_task(args, job, report.recommended)
     mine = None if trl is None else render.user_split(
         report, trl.config.micro_batch, trl.config.grad_accum)
     if args.format == "json":
         out = render.report_dict(report, dating)
         if trl is not None:
             out["trl_config"] = {**trl.summary(), "your_split": mine}
+        if sky_line is not None:
+            out["sky_task"] = args.sky_task
         text = json.dumps(out, indent=2)
     elif args.format == "csv":
         text = render.render_csv(report, dating).rstrip("\n")
@@ -113,4 +119,6 @@ def run(args: argparse.Namespace) -> str:
                        report_text=render.render_text(report))
         if args.format == "table":
             text += f"\nplot: {args.plot}"
+    if sky_line and args.format == "table":
+        text += f"\n{sky_line}"
     return text
