@@ -107,6 +107,7 @@ def test_the_base_url_can_point_elsewhere() -> None:
         "mirror.example"}
 
 
+@pytest.mark.usefixtures("snapshot_day")  # the whole stderr; a fetch newer than the snapshot
 def test_refresh_through_the_cli_dates_the_rows_by_the_fetch(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
