@@ -10,7 +10,6 @@ capacity; types with no capacity anywhere are counted and left out.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Mapping
 
 import httpx
@@ -18,7 +17,7 @@ import httpx
 from gacost.base.errors import PricingError
 from gacost.base.gpu_names import canonical_gpu
 from gacost.base.records import Offer
-from gacost.pricing.fetching import FetchContext, FetchResult
+from gacost.pricing.fetching import FetchContext, FetchResult, collect_offers
 from gacost.pricing.http import FetchError, get_json
 
 API_URL = "https://cloud.lambdalabs.com/api/v1/instance-types"
@@ -47,16 +46,7 @@ def fetch(client: httpx.Client, ctx: FetchContext) -> FetchResult:
 
 def parse_types(types: Mapping[str, object], fetched_at: str) -> FetchResult:
     """One offer per (instance type, region with capacity)."""
-    dropped: Counter[str] = Counter()
-    offers: list[Offer] = []
-    for entry in types.values():
-        made = _offers(entry, fetched_at)
-        if isinstance(made, str):
-            dropped[made] += 1
-        else:
-            offers += made
-    offers.sort(key=lambda o: (o.instance_type, o.region))
-    return FetchResult(tuple(offers), dict(dropped))
+    return collect_offers(types.values(), lambda entry: _offers(entry, fetched_at))
 
 
 def _offers(entry: object, fetched_at: str) -> list[Offer] | str:

@@ -24,7 +24,6 @@ estimator on 2026-09-18) and SkyPilot's ``fetch_oci.py``.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Mapping
 
 import httpx
@@ -32,7 +31,7 @@ import httpx
 from gacost.base.errors import PricingError
 from gacost.base.gpu_names import canonical_gpu
 from gacost.base.records import Offer
-from gacost.pricing.fetching import FetchContext, FetchResult
+from gacost.pricing.fetching import FetchContext, FetchResult, collect_offers
 from gacost.pricing.http import get_json
 
 BASE_URL = "https://www.oracle.com/a/ocom/docs/cloudestimator2/data/"
@@ -110,16 +109,7 @@ def parse(shapes: list[Mapping[str, object]], products: list[Mapping[str, object
           fetched_at: str) -> FetchResult:
     """One offer per GPU shape and region; skipped shapes counted per reason."""
     prices = usd_prices(products)
-    dropped: Counter[str] = Counter()
-    offers: list[Offer] = []
-    for shape in shapes:
-        made = _shape_offers(shape, prices, fetched_at)
-        if isinstance(made, str):
-            dropped[made] += 1
-        else:
-            offers += made
-    offers.sort(key=lambda o: (o.instance_type, o.region))
-    return FetchResult(tuple(offers), dict(dropped))
+    return collect_offers(shapes, lambda shape: _shape_offers(shape, prices, fetched_at))
 
 
 def _shape_offers(shape: Mapping[str, object], prices: Mapping[str, float],

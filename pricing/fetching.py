@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import httpx
 
@@ -13,6 +14,8 @@ from gacost.base.records import Offer
 from gacost.pricing.cache import format_timestamp
 from gacost.pricing.http import HttpPolicy
 from gacost.pricing.quality import Rejection
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,21 @@ class FetchResult:
     adjusted: dict[str, int] = field(default_factory=dict)
     detail: str = ""
     rejections: tuple[Rejection, ...] = ()
+
+
+def collect_offers(entries: Iterable[T], make: Callable[[T], list[Offer] | str]) -> FetchResult:
+    """The offers ``make`` builds from each entry, or the reason it skips one (counted),
+    sorted by instance type and region."""
+    dropped: Counter[str] = Counter()
+    offers: list[Offer] = []
+    for entry in entries:
+        made = make(entry)
+        if isinstance(made, str):
+            dropped[made] += 1
+        else:
+            offers += made
+    offers.sort(key=lambda o: (o.instance_type, o.region))
+    return FetchResult(tuple(offers), dict(dropped))
 
 
 class Fetcher(Protocol):
