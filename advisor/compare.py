@@ -74,17 +74,24 @@ def _unconstrained(job: Job, spot: bool, allowance: float) -> Job:
 
 
 def _pick_gpu(job: Job, offers: Sequence[Offer], profiles: Sequence[Profile], gpu: str | None,
-              fallback: str, notes: list[str]) -> str:
+              fallback: str, notes: list[str], by_cost: Sequence[str]) -> str:
+    """The GPU to compare: ``gpu`` (a family, as ``prices --gpu`` takes it: its member the
+    job runs cheapest on), else the one ``recommend`` picks."""
     if gpu is not None:
         try:
             names = gpu_table.resolve_gpus([gpu])
         except UnknownNameError as exc:
             raise UnknownNameError(f"--gpu: {exc}") from None
-        if len(names) != 1:
-            raise UnknownNameError(
-                f"--gpu: '{gpu}' is a family ({', '.join(names)}); name one of them"
-            )
-        return names[0]
+        if len(names) == 1:
+            return names[0]
+        priced = [g for g in by_cost if g in names]
+        if not priced:
+            raise InfeasibleError(
+                f"--gpu: no offer in the price data runs the job on the {gpu} family "
+                f"({', '.join(names)}); GPUs with offers: {', '.join(by_cost)}")
+        notes.append(f"--gpu {gpu} is a family ({', '.join(names)}): comparing {priced[0]}, "
+                     f"the cheapest of them for this job; --gpu NAME compares another")
+        return priced[0]
     try:
         return recommend(job.model_copy(update={"sweep": None}), offers, profiles,
                          top=1).recommended.gpu
@@ -110,7 +117,7 @@ def compare(
                          top=2 * len(offers) + 1)
     notes = list(overview.notes)
     by_cost = list(dict.fromkeys(p.gpu for p in overview.plans))
-    chosen = _pick_gpu(job, offers, profiles, gpu, overview.recommended.gpu, notes)
+    chosen = _pick_gpu(job, offers, profiles, gpu, overview.recommended.gpu, notes, by_cost)
     wanted = None if job.providers is None else {p.lower() for p in job.providers}
     if not any(o.gpu == chosen and o.gpu_count == 1
                and (wanted is None or o.provider in wanted) for o in offers):

@@ -104,9 +104,21 @@ def test_default_gpu_is_the_recommended_one_and_matrix_is_limited() -> None:
     assert forced.matrix_gpus == [c.gpus_by_cost[0], c.gpus_by_cost[-1]]  # chosen kept
 
 
-def test_unknown_family_and_unpriced_gpus() -> None:
-    with pytest.raises(UnknownNameError, match=r"--gpu: 'A100' is a family"):
+def test_a_family_compares_its_member_the_job_runs_cheapest_on() -> None:
+    """``--gpu A100`` works as ``prices --gpu A100`` does: the family's cheapest member for
+    this job, said in a note; a family with no offer is one error naming the family."""
+    job = JOB.model_copy(update={"gpus": ["T4", "A100-40GB-SXM", "A100-80GB-SXM"]})
+    offers = [*OFFERS, _offer("a", "A100-80GB-SXM", 1.9), _offer("b", "A100-40GB-SXM", 1.2)]
+    c = compare(job, offers, gpu="A100")
+    assert c.gpu == "A100-40GB-SXM" and {p.gpu for p in c.rows} == {"A100-40GB-SXM"}
+    assert any("--gpu A100 is a family" in n and "comparing A100-40GB-SXM" in n
+               for n in c.notes)
+    with pytest.raises(InfeasibleError, match=r"no offer in the price data runs the job on "
+                                              r"the A100 family"):
         compare(JOB, OFFERS, gpu="A100")
+
+
+def test_unknown_and_unpriced_gpus() -> None:
     with pytest.raises(UnknownNameError, match=r"--gpu: unknown GPU 'T9'"):
         compare(JOB, OFFERS, gpu="T9")
     with pytest.raises(InfeasibleError, match=r"no single-GPU offer for H100-SXM"):
