@@ -264,17 +264,6 @@ def activation_bytes_per_token(arch: ModelArch, setup: TrainSetup) -> float:
     return sum(b for b, _ in activation_parts(arch, setup))
 
 
-def dropout_bytes_per_token(arch: ModelArch, setup: TrainSetup) -> float:
-    """Memory-bound bytes LoRA dropout > 0 moves per token of one micro-step: per wrapped
-    linear's input element and pass :data:`DROPOUT_BYTES_PER_INPUT` (forward, recompute
-    under GC, backward; the few first-layer backwards it skips without GC are ignored)."""
-    if setup.lora_dropout <= 0 or setup.method == "full":
-        return 0.0
-    passes = 3 if setup.gradient_checkpointing else 2
-    return (arch.num_hidden_layers * passes * DROPOUT_BYTES_PER_INPUT
-            * lora_input_widths(arch, setup))
-
-
 def lora_input_width_list(arch: ModelArch, setup: TrainSetup) -> tuple[int, ...]:
     """The input width of each LoRA-wrapped linear of one layer (none for a full fine-tune)."""
     if setup.method == "full":
