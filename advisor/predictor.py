@@ -203,6 +203,15 @@ class FittedModel:
         """Central time parameters of a prediction on ``gpu``."""
         return self.time.params(gpu, self.machine_for(gpu))
 
+    def host_share(self, arch: ModelArch, setup: TrainSetup, gpu: GpuSpec, m: int) -> float:
+        """How host-bound a micro-step of ``m`` on ``gpu`` is, in [0, 1] (0 without a tensor
+        rate for ``gpu``): :func:`time_model.host_share` at the central parameters."""
+        costs = time_model.work_costs(arch, setup)
+        rates = time_model.gpu_rates(gpu, costs.compute_precision)
+        if rates is None:
+            return 0.0
+        return time_model.host_share(costs, rates, self.params(gpu.name), m)
+
     def seconds(
         self, arch: ModelArch, setup: TrainSetup, gpu: GpuSpec, m: int, k: int, world: int = 1
     ) -> Band | None:

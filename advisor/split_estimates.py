@@ -156,16 +156,6 @@ def _measured_band(r: SplitResult, host_share: float = 0.0) -> tuple[float, floa
     return t / math.exp(math.hypot(lo, drift)), t * math.exp(math.hypot(hi, drift))
 
 
-def _host_share(arch: ModelArch, setup: predictor.TrainSetup, gpu: GpuSpec, m: int,
-                model: predictor.FittedModel) -> float:
-    """The model's host share of a micro-step of ``m`` on ``gpu`` (0 without a rate)."""
-    costs = time_model.work_costs(arch, setup)
-    rates = time_model.gpu_rates(gpu, costs.compute_precision)
-    if rates is None:
-        return 0.0
-    return time_model.host_share(costs, rates, model.params(gpu.name), m)
-
-
 def _one(
     arch: ModelArch,
     setup: predictor.TrainSetup,
@@ -183,7 +173,7 @@ def _one(
         if result is None:
             continue
         if result.status in TIMED:
-            lo, hi = _measured_band(result, _host_share(arch, setup, gpu, m, model))
+            lo, hi = _measured_band(result, model.host_share(arch, setup, gpu, m))
             peak = result.peak_reserved_gib
             if peak is None:  # no measured peak: the model's
                 return SplitEstimate(

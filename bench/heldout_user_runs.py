@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gacost.advisor import predictor, time_model
+from gacost.advisor import predictor
 from gacost.advisor.recommend import estimate_job
 from gacost.base import gpu_table
 from gacost.base.job import Job, load_job
@@ -43,10 +43,7 @@ def host_group(job: Job, m: int) -> str:
     arch = predictor.arch_for(job.model)
     assert arch is not None
     setup = predictor.setup_for(job.workload(arch.name))
-    costs = time_model.work_costs(arch, setup)
-    rates = time_model.gpu_rates(gpu_table.gpu_specs()[GPU], costs.compute_precision)
-    assert rates is not None
-    share = time_model.host_share(costs, rates, predictor.reference_model().time.params(GPU), m)
+    share = predictor.reference_model().host_share(arch, setup, gpu_table.gpu_specs()[GPU], m)
     return "host-bound" if share > 0.8 else "GPU-bound" if share < 0.2 else "mixed"
 
 
