@@ -21,7 +21,7 @@ import httpx
 import pytest
 import trustme
 
-from gacost.pricing.fetching import FetchContext
+from gacost.pricing.fetching import FetchContext, Fetcher, FetchResult
 from gacost.pricing.http import HttpPolicy, make_client
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pricing"
@@ -62,6 +62,14 @@ def context(env: dict[str, str] | None = None, **policy: Any) -> tuple[FetchCont
     """A fetch context at :data:`NOW` with an instant policy."""
     pol, sleeps = fast_policy(**policy)
     return FetchContext(now=NOW, env=env or {}, policy=pol), sleeps
+
+
+def fetch_with(fetcher: Fetcher, router: Router, env: dict[str, str] | None = None
+               ) -> FetchResult:
+    """``fetcher`` run once against ``router`` with :func:`context`'s instant policy."""
+    ctx, _ = context(env)
+    with router.client() as client:
+        return fetcher(client, ctx)
 
 
 def fixture_text(name: str) -> str:

@@ -7,7 +7,7 @@ from urllib.parse import parse_qs
 
 import httpx
 import pytest
-from pricing_helpers import Router, context, isolate, json_reply
+from pricing_helpers import Router, context, fetch_with, isolate, json_reply
 
 from gacost.base.errors import PricingError
 from gacost.pricing import fetch_azure
@@ -29,9 +29,7 @@ def _two_pages() -> Router:
 
 
 def _fetch(router: Router, env: dict[str, str] | None = None) -> fetch_azure.FetchResult:
-    ctx, _ = context(env)
-    with router.client() as client:
-        return fetch_azure.fetch(client, ctx)
+    return fetch_with(fetch_azure.fetch, router, env)
 
 
 def test_follows_next_page_link_and_builds_offers() -> None:

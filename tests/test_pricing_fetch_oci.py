@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from pricing_helpers import Router, context, fixture_text, isolate, json_reply
+from pricing_helpers import Router, fetch_with, fixture_text, isolate, json_reply
 
 from gacost.base.errors import PricingError
 from gacost.cli import main
@@ -33,9 +33,7 @@ def _router(shapes: object = "oci_shapes.json", products: object = "oci_products
 
 
 def _fetch(router: Router, env: dict[str, str] | None = None) -> fetch_oci.FetchResult:
-    ctx, _ = context(env)
-    with router.client() as client:
-        return fetch_oci.fetch(client, ctx)
+    return fetch_with(fetch_oci.fetch, router, env)
 
 
 def test_prices_every_gpu_shape_in_every_region() -> None:

@@ -8,7 +8,7 @@ from urllib.parse import parse_qs
 
 import httpx
 import pytest
-from pricing_helpers import Router, context, isolate, json_reply
+from pricing_helpers import Router, fetch_with, isolate, json_reply
 
 from gacost.base.errors import PricingError
 from gacost.pricing import fetch_vast
@@ -22,9 +22,7 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def _fetch(router: Router, env: dict[str, str] | None = None) -> fetch_vast.FetchResult:
-    ctx, _ = context(env)
-    with router.client() as client:
-        return fetch_vast.fetch(client, ctx)
+    return fetch_with(fetch_vast.fetch, router, env)
 
 
 def test_posts_the_query_and_reduces_offers_to_medians() -> None:
