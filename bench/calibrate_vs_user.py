@@ -75,6 +75,27 @@ def compare(user: list[dict[str, object]], cals: list[dict[str, object]]
     return rows
 
 
+def summary(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+    """Per variant and split: the median over rounds of calibrate's readings against the
+    median over rounds of the user's runs (the bias, with host drift averaged on both sides),
+    and the spread of each side across processes."""
+    out = []
+    for key in sorted({(str(r["variant"]), str(r["split"])) for r in rows}):
+        mine = [float(r["calibrate_s"]) for r in rows  # type: ignore[arg-type]
+                if (r["variant"], r["split"]) == key and r["calibrate_s"]]
+        theirs = next((r["user_runs_s"] for r in rows if (r["variant"], r["split"]) == key), [])
+        if not mine or not theirs:
+            continue
+        cal, user = statistics.median(mine), statistics.median(theirs)  # type: ignore[arg-type]
+        out.append({"variant": key[0], "split": key[1], "calibrate_median_s": cal,
+                    "user_median_s": user, "bias": cal / user - 1,
+                    "calibrate_runs_s": mine, "user_runs_s": theirs,
+                    "statuses": [r["status"] for r in rows if (r["variant"], r["split"]) == key],
+                    "user_spread": max(theirs) / min(theirs) - 1,  # type: ignore[type-var]
+                    "calibrate_spread": max(mine) / min(mine) - 1})
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("workloads", nargs="+", help="JOB.yaml:MxK,MxK")
@@ -86,6 +107,8 @@ def main() -> None:
     p.add_argument("--variant", action="append", default=[],
                    help="extra calibrate flags of a variant, e.g. '--no-trace' (repeatable; "
                         "the default calibration always runs)")
+    p.add_argument("--calibrate-args", default="",
+                   help="flags added to every calibration, e.g. '--trace-all'")
     p.add_argument("--user-only", action="store_true",
                    help="only the user's runs (held-out measurements for the model), no calibrate")
     a = p.parse_args()
@@ -105,11 +128,19 @@ def main() -> None:
                     print(f"  user {s}: {user[-1].get('median_s')}", flush=True)
                     Path(a.out).write_text(json.dumps(report, indent=1))  # kept if killed
                 for variant in variants:
-                    cal = calibrate(job, splits, Path(tmp), variant.split())
+                    cal = calibrate(job, splits, Path(tmp),
+                                    [*variant.split(), *a.calibrate_args.split()])
                     cals.append({**cal, "variant": variant or "default", "round": round_})
                     Path(a.out).write_text(json.dumps(report, indent=1))
             rows = compare(user, cals)
             entry["rows"] = rows
+            entry["summary"] = summary(rows)
+            for r in entry["summary"]:  # type: ignore[union-attr]
+                print(f"{Path(job).stem:34s} {r['variant']:10s} {r['split']:>5s} median of "
+                      f"{len(r['calibrate_runs_s'])} calibrations {r['calibrate_median_s']:.3f} s "
+                      f"vs {len(r['user_runs_s'])} user runs {r['user_median_s']:.3f} s: "
+                      f"{r['bias']:+.1%} (user spread {r['user_spread']:.0%}, calibrate "
+                      f"{r['calibrate_spread']:.0%}; {r['statuses']})", flush=True)
             for r in rows:
                 err = f"{r['error']:+.1%}" if r["error"] is not None else "n/a"
                 print(f"{Path(job).stem:34s} {r['variant']:10s} r{r['round']} {r['split']:>5s} "

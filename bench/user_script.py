@@ -68,6 +68,29 @@ class Timer(TrainerCallback):  # type: ignore[misc]
         self.last = now
 
 
+class Traced(TrainerCallback):  # type: ignore[misc]
+    """``--trace N``: N more updates under torch.profiler after the timed ones, analysed by
+    gacost's own trace (``gacost.calibration.trace``; the project installed beside TRL)."""
+
+    def __init__(self, after: int, updates: int, grad_accum: int) -> None:
+        from gacost.calibration.trace import Capture
+
+        self.after = after
+        self.capture = Capture(sync, CUDA, updates, grad_accum)
+
+    def on_step_end(self, args, state, control, **kw):  # type: ignore[no-untyped-def]
+        if state.global_step == self.after:
+            self.capture.begin(state.global_step)
+        elif self.capture.step_end(state.global_step):
+            control.should_training_stop = True
+
+    def on_pre_optimizer_step(self, args, state, control, **kw):  # type: ignore[no-untyped-def]
+        self.capture.pre_optimizer()
+
+    def on_optimizer_step(self, args, state, control, **kw):  # type: ignore[no-untyped-def]
+        self.capture.post_optimizer()
+
+
 def model_config(name: str) -> AutoConfig:
     raw = json.loads((MODELS / (name.replace("/", "--") + ".json")).read_text())
     cfg = {k: v for k, v in raw.items() if not k.startswith("_") and v is not None}
@@ -106,6 +129,8 @@ def main() -> None:
     p.add_argument("--grad-accum", type=int, required=True)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--updates", type=int, default=20)
+    p.add_argument("--trace", type=int, default=0,
+                   help="profile this many more updates after the timed ones (not timed)")
     a = p.parse_args()
     job = yaml.safe_load(Path(a.job).read_text())
     lora = job.get("lora", {})
@@ -131,7 +156,7 @@ def main() -> None:
     )
     for c in (model.config, model.generation_config):
         c.pad_token_id, c.eos_token_id = 0, 1
-    n = a.micro_batch * a.grad_accum * (a.warmup + a.updates)
+    n = a.micro_batch * a.grad_accum * (a.warmup + a.updates + a.trace)
     g = torch.Generator().manual_seed(0)
     ids = torch.randint(3, config.vocab_size, (n, seq), generator=g)
     data = Dataset.from_dict({"input_ids": ids.tolist()})
@@ -146,7 +171,7 @@ def main() -> None:
             output_dir=out,
             per_device_train_batch_size=a.micro_batch,
             gradient_accumulation_steps=a.grad_accum,
-            max_steps=a.warmup + a.updates,
+            max_steps=a.warmup + a.updates + a.trace,
             max_length=seq,
             gradient_checkpointing=checkpointing,
             bf16=precision == "bf16",
@@ -154,15 +179,24 @@ def main() -> None:
             report_to="none",
             use_cpu=not CUDA,
         )
+        traced = Traced(a.warmup + a.updates, a.trace, a.grad_accum) if a.trace else None
         trainer = SFTTrainer(model=model, args=args, train_dataset=data,
-                             processing_class=tok, peft_config=peft_config, callbacks=[timer])
+                             processing_class=tok, peft_config=peft_config,
+                             callbacks=[timer, *([traced] if traced else [])])
+        if traced:
+            traced.capture.install(trainer)
         if CUDA:
             torch.cuda.reset_peak_memory_stats()
         t0 = time.perf_counter()
         trainer.train()
         train_s = time.perf_counter() - t0
     weights.cleanup()
-    timed = timer.times[a.warmup :]
+    timed = timer.times[a.warmup : a.warmup + a.updates]
+    trace = None
+    if traced:
+        from dataclasses import asdict
+
+        trace = asdict(traced.capture.result(statistics.median(timed), None))
     print(json.dumps({
         "job": a.job, "split": f"{a.micro_batch}x{a.grad_accum}",
         "micro_batch": a.micro_batch, "grad_accum": a.grad_accum,
@@ -172,6 +206,7 @@ def main() -> None:
         "peak_reserved_gib": torch.cuda.max_memory_reserved() / 2**30 if CUDA else None,
         "gpu": torch.cuda.get_device_name() if CUDA else "cpu",
         "update_times": [round(t, 5) for t in timer.times],
+        "trace": trace,
     }))
 
 

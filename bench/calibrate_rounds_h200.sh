@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Issue 19 item 1 on the lent GPU: `gacost calibrate` against the user's own run, alternating
+# rounds so that the host's drift between processes falls on both sides (bench/RESULTS.md,
+# "Calibrate vs the user's run, rounds"). One workload per call (each fits the 600-s limit):
+#   bash bench/calibrate_rounds_h200.sh h07    (on the device; installs .wheels and the project)
+# Workloads: h07 (full fine-tune, host-bound; every split traced, for the full-FT host), h02
+# and h01 (LoRA, host-bound), h04 (Mistral-7B, GPU-bound). Results go to $OUT as they come.
+set -uo pipefail
+if [ ! -d /tmp/site/trl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .wheels/*.whl
+fi
+python3 -m pip install -q --no-index --no-deps --no-build-isolation --upgrade --target /tmp/site .
+export PYTHONPATH=/tmp/site
+{ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+  lscpu | grep -E "Model name|^CPU\(s\)|Hypervisor"; } > "$OUT/machine-$1.txt" 2>&1
+H=bench/jobs/heldout
+ROUNDS=(--rounds 2 --warmup 3 --updates 10)
+case "$1" in
+  h07) python3 bench/calibrate_vs_user.py "${ROUNDS[@]}" --calibrate-args=--trace-all \
+         --out "$OUT/run5-h07.json" $H/h07-qwen2.5-0.5b-full-s512-b16.yaml:4x4,16x1 ;;
+  h02) python3 bench/calibrate_vs_user.py "${ROUNDS[@]}" \
+         --out "$OUT/run5-h02.json" $H/h02-qwen2.5-1.5b-r32-s512-b8.yaml:4x2,8x1 ;;
+  h01) python3 bench/calibrate_vs_user.py "${ROUNDS[@]}" \
+         --out "$OUT/run5-h01.json" $H/h01-smollm2-360m-s1024-b16.yaml:8x2,16x1 ;;
+  h04) python3 bench/calibrate_vs_user.py "${ROUNDS[@]}" \
+         --out "$OUT/run5-h04.json" $H/h04-mistral-7b-s1024-b8.yaml:4x2,8x1 ;;
+  # The user's runs traced (bench/user_script.py --trace): the full fine-tune h07 at two
+  # splits beside a LoRA workload of the same host-bound kind, then a third round of h01.
+  trace)
+    for spec in h07-qwen2.5-0.5b-full-s512-b16:16x1 h07-qwen2.5-0.5b-full-s512-b16:4x4 \
+                h02-qwen2.5-1.5b-r32-s512-b8:8x1; do
+      job=${spec%%:*}; split=${spec##*:}
+      python3 bench/user_script.py $H/$job.yaml --micro-batch ${split%x*} \
+        --grad-accum ${split#*x} --warmup 3 --updates 10 --trace 2 2>/dev/null \
+        | grep '^{' >> "$OUT/trace-user-runs.jsonl"
+      tail -c 700 "$OUT/trace-user-runs.jsonl"; echo
+    done
+    python3 bench/calibrate_vs_user.py --warmup 3 --updates 10 \
+      --out "$OUT/run5-h01-round3.json" $H/h01-smollm2-360m-s1024-b16.yaml:8x2,16x1 ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace" >&2; exit 2 ;;
+esac
