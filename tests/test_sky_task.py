@@ -1,4 +1,4 @@
-"""``recommend --sky-task`` and ``--launch``: the plan as a SkyPilot task (gacost/launch/).
+"""``recommend --sky-task`` and ``--launch``: the plan as a SkyPilot task (launch/).
 
 Three kinds of tests:
 - without SkyPilot: the task's fields, the accelerator names against the catalogs gacost

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("advisor", "pricing", "calibration", "base", "commands", "reports", "data")
-SOURCE_DIRS = ("src", "advisor", "pricing", "calibration", "bench", "tests")
+PACKAGES = ("advisor", "pricing", "calibration", "base", "launch", "commands", "reports", "data")
+SOURCE_DIRS = ("src", "base", "launch", "advisor", "pricing", "calibration", "bench", "tests")
 # a dotted name not inside another (no word, dot, slash or hyphen just before it)
 DOTTED = re.compile(r"(?<![\w./-])((?:gacost|" + "|".join(PACKAGES) + r")(?:\.\w+)+)")
 # a .py path under a source folder of the checkout
