@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gacost.advisor.recommend import amd_qlora_note, recommend, unpriced_note
+from gacost.advisor.estimate import amd_qlora_note, unpriced_note
+from gacost.advisor.recommend import recommend
 from gacost.base import gpu_table
 from gacost.base.gpu_names import canonical_gpu
 from gacost.base.job import load_job

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from gacost.advisor.budget import collect, parse_hours, plan_budget
-from gacost.advisor.recommend import job_limits
+from gacost.advisor.estimate import job_limits
 from gacost.base.errors import JobSpecError
 from gacost.commands.inputs import add_common, load_inputs, number, trl_notes
 from gacost.reports.budget import budget_row, plan_dict, render_text
