@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from gacost.base.errors import JobSpecError
-from gacost.base.trl_config import (
+from gacost.calibration.trl_config import (
     MODEL_DEFAULTS,
     TRAINER_DEFAULTS,
     TrlConfig,

@@ -1,7 +1,7 @@
 """Inputs shared by the command modules: flags, the job, profiles, prices and numbers.
 
 The job comes from ``--job F`` (a gacost job file), or from ``--trl-config F`` (the user's
-``trl sft`` YAML or saved TrainingArguments JSON, see :mod:`gacost.base.trl_config`) with
+``trl sft`` YAML or saved TrainingArguments JSON, see :mod:`gacost.calibration.trl_config`) with
 ``--job`` then a partial job file of the keys a TRL config lacks, and ``--samples``,
 ``--runs`` and ``--gpus-per-run``.
 
@@ -23,7 +23,7 @@ from gacost.base.errors import DataError, JobSpecError, RefreshFailedError
 from gacost.base.inputfile import check_file, clip
 from gacost.base.job import MAX_GPUS_PER_RUN, Job, load_job, read_job_file
 from gacost.base.profile import Profile, read_profile
-from gacost.base.trl_config import TrlJob, build_job, load_trl_config
+from gacost.calibration.trl_config import TrlJob, build_job, load_trl_config
 from gacost.pricing.cache import PriceCache, max_age_from_env
 from gacost.pricing.combine import REFRESH_ADVICE, load_freshest
 from gacost.pricing.price_file import read_price_file
