@@ -15,7 +15,7 @@ from gacost.advisor.time_model import TimeParams, TrainSetup
 from gacost.base import gpu_table, models
 from gacost.base.job import LINEAR_MODULES, load_job
 from gacost.base.records import ModelArch, Offer
-from gacost.reports.recommend import render_text, report_dict
+from gacost.commands.recommend import render_text, report_dict
 
 SPECS = gpu_table.gpu_specs()
 TRUTH = {  # host s per launch, GEMM efficiency (fraction of the sustained rate); GPU floor shared

@@ -12,7 +12,7 @@ import pytest
 from pricing_helpers import Router, fetch_with, fixture_text, isolate, json_reply
 
 from gacost.base.errors import PricingError
-from gacost.cli import main
+from gacost.commands.cli import main
 from gacost.pricing import fetch_oci, http
 from gacost.pricing.fetch_oci import BASE_URL, INACTIVE, NO_PRICE, NOT_GPU, REGIONS
 from gacost.pricing.price_dates import PriceDating

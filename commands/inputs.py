@@ -24,11 +24,11 @@ from gacost.base.inputfile import check_file, clip
 from gacost.base.job import MAX_GPUS_PER_RUN, Job, load_job, read_job_file
 from gacost.base.profile import Profile, read_profile
 from gacost.calibration.trl_config import TrlJob, build_job, load_trl_config
+from gacost.commands.formats import FORMATS
 from gacost.pricing.cache import PriceCache, max_age_from_env
 from gacost.pricing.combine import REFRESH_ADVICE, load_freshest
 from gacost.pricing.price_file import read_price_file
 from gacost.pricing.snapshot import PriceTable, load_snapshot
-from gacost.reports.formats import FORMATS
 
 if TYPE_CHECKING:
     from gacost.pricing.refresh import Outcome
@@ -161,6 +161,13 @@ def add_job_flags(p: argparse.ArgumentParser, *, work: bool = True) -> None:
 def add_format_flag(p: argparse.ArgumentParser) -> None:
     """``--format table|json|csv``, the same on every report and listing command."""
     p.add_argument("--format", choices=FORMATS, default="table")
+
+
+def add_price_age_flag(p: argparse.ArgumentParser) -> None:
+    """``--price-age``: prices last confirmed longer ago are marked ``!``."""
+    p.add_argument("--price-age", metavar="AGE",
+                   help="mark prices last confirmed longer ago than this (default 180d, "
+                        "$GACOST_PRICE_DATE_MAX_AGE; a bare number is days)")
 
 
 def add_common(p: argparse.ArgumentParser) -> None:
