@@ -31,7 +31,7 @@ from gacost.pricing.price_file import read_price_file
 from gacost.pricing.snapshot import PriceTable, load_snapshot
 
 if TYPE_CHECKING:
-    from gacost.pricing.refresh import Outcome
+    from gacost.pricing.fetch.refresh import Outcome
 
 
 def price_table(
@@ -96,7 +96,7 @@ def refresh_prices(
 ) -> list[Outcome]:
     """Fetch the stale sources into ``cache`` (imports the fetch layer, hence httpx) and
     print the summary line; returns the sources that failed (see :func:`price_table`)."""
-    from gacost.pricing.refresh import Refresher, deadline_from_env, select_sources
+    from gacost.pricing.fetch.refresh import Refresher, deadline_from_env, select_sources
 
     names = select_sources(sources, providers)
     seconds = deadline.total_seconds() if deadline is not None else deadline_from_env()

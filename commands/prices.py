@@ -314,7 +314,7 @@ def _rejected(args: argparse.Namespace) -> str:
 
 def _export(args: argparse.Namespace) -> str:
     # the network layer, lazily
-    from gacost.pricing.refresh import Refresher, deadline_from_env, select_sources
+    from gacost.pricing.fetch.refresh import Refresher, deadline_from_env, select_sources
 
     seconds = args.deadline.total_seconds() if args.deadline else deadline_from_env()
     refresher = Refresher(

@@ -19,11 +19,12 @@ from pricing_helpers import Router, forbid_network, full_catalog_text, isolate, 
 
 from gacost.commands.cli import main
 from gacost.commands.inputs import price_table
-from gacost.pricing import http, spot_advisor
+from gacost.pricing import spot_advisor
 from gacost.pricing.cache import PriceCache
-from gacost.pricing.fetch_azure import API_URL as AZURE_URL
-from gacost.pricing.fetch_skypilot import PRIMARY_BASE
-from gacost.pricing.refresh import format_max_age, select_sources
+from gacost.pricing.fetch import http
+from gacost.pricing.fetch.azure import API_URL as AZURE_URL
+from gacost.pricing.fetch.refresh import format_max_age, select_sources
+from gacost.pricing.fetch.skypilot import PRIMARY_BASE
 from gacost.pricing.sources import SOURCES
 
 ROOT = Path(__file__).resolve().parent.parent
