@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from gacost.advisor.estimate import estimate_job, run_group
 from gacost.advisor.objectives import (
     FLAGS,
     MinCost,
@@ -41,7 +42,6 @@ from gacost.advisor.planner import (
     ceil_cents,
     plan,
 )
-from gacost.advisor.recommend import estimate_job, run_group
 from gacost.advisor.split_estimates import SplitEstimate
 from gacost.base import durations
 from gacost.base.errors import InfeasibleError

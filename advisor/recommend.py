@@ -1,32 +1,26 @@
 """``gacost recommend``: job + prices + profiles -> a :class:`Report` (data, no printing).
 
-:func:`estimate_job` is the shared front half of every report: the job's split estimates on
-every candidate GPU and the offers it may use; the planner does the rest."""
+The job's split estimates and offers come from :func:`gacost.advisor.estimate.estimate_job`
+(the front half every report shares); the planner ranks the plans, and this module adds
+what the recommendation says beyond them: break-even, the model fit, lever and host advice."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from gacost.advisor import model_fit, predictor, time_model
 from gacost.advisor.breakeven import BreakEven, GpuBest, all_pairs, best_splits
 from gacost.advisor.calibration_advice import calibration_advice, model_ratio
+from gacost.advisor.estimate import Estimated, estimate_job, job_limits, run_group
 from gacost.advisor.objectives import Objective, objective_of
-from gacost.advisor.planner import Limits, Plan, RunGroup, candidate_plans, plan
-from gacost.advisor.predictor import TrainSetup
-from gacost.advisor.split_estimates import (
-    SkippedGpu,
-    SplitEstimate,
-    estimate_splits,
-    matching_profiles,
-    recorded_first,
-)
-from gacost.base import gpu_table, models
-from gacost.base.errors import UnknownNameError, did_you_mean
+from gacost.advisor.planner import Plan, candidate_plans, plan
+from gacost.advisor.split_estimates import SkippedGpu, SplitEstimate
+from gacost.base import gpu_table
 from gacost.base.job import Job
 from gacost.base.profile import Profile
-from gacost.base.records import ModelArch, Offer
+from gacost.base.records import Offer
 
 
 @dataclass(frozen=True)
@@ -70,173 +64,9 @@ def fit_lines(model: predictor.FittedModel) -> list[str]:
     return lines
 
 
-def _filter_offers(job: Job, offers: Sequence[Offer], gpus: Sequence[str],
-                   notes: list[str], worlds: Sequence[int] = (1,)) -> list[Offer]:
-    """Offers of the candidate GPUs and providers whose GPU count is one of ``worlds``."""
-    known = sorted({o.provider for o in offers})
-    wanted = None
-    if job.providers is not None:
-        wanted = set()
-        for i, name in enumerate(job.providers):
-            if name.lower() not in known:
-                raise UnknownNameError(
-                    f"providers[{i}]: unknown provider '{name}'{did_you_mean(name, known)}; "
-                    f"known: {', '.join(known)}"
-                )
-            wanted.add(name.lower())
-    kept, multi = [], 0
-    unpriced: dict[str, int] = {}
-    table = gpu_table.gpu_specs()
-    for o in offers:
-        if (job.gpus is None and o.gpu not in table
-                and (wanted is None or o.provider in wanted)
-                and any(o.gpu_count == w for w in worlds)):
-            unpriced[o.gpu] = unpriced.get(o.gpu, 0) + 1
-        if o.gpu not in gpus or (wanted is not None and o.provider not in wanted):
-            continue
-        if not any(o.gpu_count == w for w in worlds):
-            multi += 1
-            continue
-        kept.append(o)
-    if unpriced:
-        notes.append(unpriced_note(unpriced))
-    if multi and tuple(worlds) == (1,):
-        notes.append(f"{multi} multi-GPU or fractional-GPU offers left out (single-GPU job)")
-    elif multi:
-        counts = ", ".join(str(w) for w in worlds)
-        notes.append(f"{multi} offers left out: GPU count not {counts} (gpus_per_run)")
-    return kept
-
-
-def unpriced_note(counts: dict[str, int]) -> str:
-    """The offers left out because the GPU table has no row for their GPU, most first."""
-    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    parts = [f"{gpu} ({n} offer{'s' if n != 1 else ''})" if i == 0 else f"{gpu} ({n})"
-             for i, (gpu, n) in enumerate(ranked)]
-    return (f"{sum(counts.values())} offers left out, no spec for: {', '.join(parts)} "
-            "(data/GPUS.md lists the GPU table)")
-
-
-def amd_qlora_note(method: str, gpus: Sequence[str]) -> str | None:
-    """The caveat for a QLoRA prediction on an AMD GPU: bitsandbytes 4-bit on ROCm was
-    never measured for gacost, so the prediction carries the CUDA kernels' costs."""
-    amd = [g for g in gpus if gpu_table.vendor(g) == "AMD"]
-    if method != "qlora" or not amd:
-        return None
-    return (f"QLoRA on AMD ({', '.join(amd)}): bitsandbytes 4-bit on ROCm was never "
-            "measured here; the prediction assumes the CUDA kernels' costs (data/GPUS.md, "
-            "'Vendors and methods')")
-
-
-def job_limits(job: Job, *, spot: bool | None = None, spot_allowance: float | None = None,
-               parallel: int = 1, max_instances: int | None = None) -> Limits:
-    """The job's limits, with any command-line overrides."""
-    return Limits(
-        spot=job.spot if spot is None else spot,
-        spot_allowance=job.spot_allowance if spot_allowance is None else spot_allowance,
-        parallel=parallel,
-        max_instances=job.max_instances if max_instances is None else max_instances,
-    )
-
-
 def job_objective(job: Job) -> Objective:
     """The objective the job names, with its deadline or budget."""
     return objective_of(job.objective, job.deadline_hours, job.budget_usd)
-
-
-@dataclass(frozen=True)
-class Estimated:
-    """A job's split estimates for every candidate GPU, the offers it may use, and notes."""
-
-    model: str
-    arch: ModelArch
-    setup: TrainSetup
-    fitted: predictor.FittedModel
-    estimates: list[SplitEstimate]
-    skipped: list[SkippedGpu]
-    offers: list[Offer]
-    notes: list[str]
-
-
-def estimate_job(job: Job, offers: Sequence[Offer],
-                 user_profiles: Sequence[Profile] = ()) -> Estimated:
-    """Every split of ``job`` on every candidate GPU (measured or predicted) and the offers
-    of its GPUs and providers."""
-    notes: list[str] = []
-    model_name, cfg = models.load_model_config(job.model)
-    arch = models.model_arch(model_name, cfg)
-    gpu_names = gpu_table.resolve_gpus(job.gpus) if job.gpus else tuple(gpu_table.gpu_specs())
-    specs = [gpu_table.gpu_specs()[g] for g in gpu_names]
-    workload = job.workload(model_name)
-    references = predictor.reference_profiles()
-    matched, other = matching_profiles([*user_profiles, *references], workload)
-    user_ids = {id(p) for p in user_profiles}
-    for p, why in other:
-        if id(p) in user_ids:
-            notes.append(f"profile for {p.gpu} of another workload ({why}): it informs "
-                         f"{p.gpu}'s host and device terms only, no measured time here")
-    for p in matched:
-        if id(p) in user_ids and p.gpu not in gpu_names:
-            notes.append(f"profile for {p.gpu} unused: {p.gpu} is not among the job's gpus")
-    setup = predictor.setup_for(workload)  # the one Workload -> TrainSetup conversion
-    fitted = (predictor.fitted_model([*user_profiles, *references], archs=[arch],
-                                     anchor=predictor.reference_model())
-              if user_profiles else predictor.reference_model())
-    # your profile's machine hosts the predictions on its GPU (calibrate where you would
-    # rent); every other GPU is predicted for a machine nobody measured
-    machines: dict[str, str] = {}
-    for p in sorted(user_profiles, key=recorded_first):
-        machines.setdefault(p.gpu, p.machine)
-    fitted = fitted.on_machines(machines)
-    worlds = job.world_sizes()
-    estimates: list[SplitEstimate] = []
-    skipped: list[SkippedGpu] = []
-    profiles = [*user_profiles, *references]
-    for levers in lever_choices(job):
-        compiled, liger = "torch_compile" in levers, "liger" in levers
-        lever_setup = replace(setup, torch_compile=compiled, liger=liger)
-        mine, _ = matching_profiles(
-            profiles, replace(workload, torch_compile=compiled, liger=liger))
-        setup_s = compile_seconds_for(arch, mine) if compiled else 0.0
-        for world in worlds:
-            found, missed = estimate_splits(
-                arch, lever_setup, specs, job.splits(world), mine, job.vram_margin,
-                model=fitted, world=world,
-            )
-            estimates += [replace(e, levers=levers, setup_seconds=setup_s) for e in found]
-            skipped += [s for s in missed if s not in skipped]
-    if any(job_lever in (True, "auto") for job_lever in (job.torch_compile, job.liger)):
-        notes.append("torch.compile / Liger predictions rest on one H200 measurement each "
-                     "(bench/MODEL.md); `gacost calibrate --compile/--liger` measures them")
-    chosen = _filter_offers(job, offers, gpu_names, notes, worlds)
-    amd = amd_qlora_note(workload.method, sorted({e.gpu for e in estimates}))
-    if amd:
-        notes.append(amd)
-    for world in worlds:
-        have = {o.gpu for o in chosen if o.gpu_count == world}
-        no_price = sorted({e.gpu for e in estimates if e.world_size == world} - have)
-        what = "single-GPU" if world == 1 else f"{world}-GPU"
-        if no_price and (len(worlds) == 1 or world == 1):
-            notes.append(f"no {what} offer in the price data for: {', '.join(no_price)}")
-    return Estimated(model_name, arch, setup, fitted, estimates, skipped, chosen, notes)
-
-
-def lever_choices(job: Job) -> list[tuple[str, ...]]:
-    """The combinations of machinery options the job allows: ``true`` always on, ``false``
-    off, ``auto`` both ways (the planner picks, compile time amortised over each run)."""
-    combos: list[tuple[str, ...]] = [()]
-    for name, value in (("torch_compile", job.torch_compile), ("liger", job.liger)):
-        if value is True:
-            combos = [(*c, name) for c in combos]
-        elif value == "auto":
-            combos = [*combos, *((*c, name) for c in combos)]
-    return combos
-
-
-def compile_seconds_for(arch: ModelArch, profiles: Sequence[Profile]) -> float:
-    """torch.compile's compilation per run: measured in a matching profile, else the prior."""
-    measured = [s.compile_seconds for p in profiles for s in p.splits if s.compile_seconds]
-    return max(measured) if measured else time_model.compile_seconds(arch)
 
 
 def lever_lines(est: Estimated, chosen: SplitEstimate) -> list[str]:
@@ -300,12 +130,6 @@ def gpu_busy(est: Estimated, e: SplitEstimate) -> float | None:
     part = time_model.micro_step(costs, rates, params, e.micro_batch)
     total = time_model.smooth_max(part.host, part.gpu, params.overlap)
     return min(1.0, part.gpu / total) if total > 0 else None
-
-
-def run_group(job: Job, name: str = "job", runs: int | None = None) -> RunGroup:
-    """The planning view of a (group) job."""
-    return RunGroup(name, job.runs if runs is None else runs, job.updates,
-                    job.sequence_length, job.effective_batch)
 
 
 def recommend(

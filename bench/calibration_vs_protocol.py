@@ -58,7 +58,7 @@ def main() -> None:
             [
                 sys.executable,
                 "-m",
-                "gacost.cli",
+                "gacost",
                 "calibrate",
                 "--job",
                 a.job,

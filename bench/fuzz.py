@@ -41,7 +41,7 @@ from fuzz_cases import (  # noqa: E402
 )
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
-from gacost.cli import main  # noqa: E402
+from gacost.commands.cli import main  # noqa: E402
 
 
 class Stats:

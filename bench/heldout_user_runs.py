@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from gacost.advisor import predictor
-from gacost.advisor.recommend import estimate_job
+from gacost.advisor.estimate import estimate_job
 from gacost.base import gpu_table
 from gacost.base.job import Job, load_job
 from gacost.base.profile import Profile, read_profile

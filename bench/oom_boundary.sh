@@ -7,9 +7,9 @@ mkdir -p "$out"
 quick=(--warmup 1 --max-seconds 2 --max-updates 5 --quiet)
 for seq in 1024 2048; do
   for cap in 16 24; do
-    python3 -m gacost.cli calibrate --job "bench/jobs/qwen3-8b-lora-seq$seq.yaml" \
+    python3 -m gacost calibrate --job "bench/jobs/qwen3-8b-lora-seq$seq.yaml" \
       --vram-limit "${cap}GiB" --out "$out/h200-qwen3-8b-seq$seq-cap$cap.json" "${quick[@]}"
   done
-  python3 -m gacost.cli calibrate --job "bench/jobs/qwen3-8b-lora-seq$seq.yaml" \
+  python3 -m gacost calibrate --job "bench/jobs/qwen3-8b-lora-seq$seq.yaml" \
     --out "$out/h200-qwen3-8b-seq$seq-uncapped.json" "${quick[@]}"
 done

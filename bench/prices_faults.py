@@ -59,7 +59,7 @@ def _serve(ca: trustme.CA, every: float, stop: threading.Event) -> ThreadingHTTP
 def _refresh(env: dict[str, str], *args: str) -> tuple[float, int, str]:
     start = time.monotonic()
     result = subprocess.run(
-        [sys.executable, "-c", "import sys; from gacost.cli import main; sys.exit(main())",
+        [sys.executable, "-c", "import sys; from gacost.commands.cli import main; sys.exit(main())",
          "prices", "--refresh", "--max-age", "0", *args],
         env=env, capture_output=True, text=True, timeout=3600,
     )  # fmt: skip

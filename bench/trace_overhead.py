@@ -29,7 +29,7 @@ def calibrate(job: str, device: str, trace: bool, extra: list[str]) -> dict[str,
     """One ``gacost calibrate`` process; its profile and wall-clock."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "p.json"
-        cmd = [sys.executable, "-m", "gacost.cli", "calibrate", "--job", job, "--out", str(out),
+        cmd = [sys.executable, "-m", "gacost", "calibrate", "--job", job, "--out", str(out),
                "--device", device, "--quiet", *extra, *([] if trace else ["--no-trace"])]
         start = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True)

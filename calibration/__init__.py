@@ -1,9 +1,14 @@
-"""gacost calibration: time the job's real TRL + PEFT training on the attached GPU (or CPU).
+"""gacost calibration: time the job's real TRL + PEFT training on the attached GPU (or CPU),
+and read the TRL configs users already train with (``trl_config``: a ``trl sft`` YAML or
+saved TrainingArguments JSON -> a :class:`~gacost.base.job.Job`, TRL's key names and
+defaults; the counterpart of ``sweep``, which hands a job to TRL).
 
 Only this package imports torch, transformers, trl and peft. At module level they are
 imported by ``sweep`` and ``builder`` (torch, transformers, peft; ``sweep`` also trl),
 ``callback`` (torch, transformers), ``env`` and ``run`` (torch); ``trace`` and ``ranks``
 import torch only inside the functions that need it, and the other modules (``request``,
-``launch``, ``worker``, ``stats``, ``passes``, ``oom``, ``record``) not at all, so the
-command line checks every flag before the seconds-long import.
+``trl_config``, ``launch``, ``worker``, ``stats``, ``passes``, ``oom``, ``record``) not at
+all, so the command line checks every flag before the seconds-long import, and
+``recommend --trl-config`` runs without torch (import-linter checks ``request`` and
+``trl_config``).
 """

@@ -4,9 +4,8 @@
 :mod:`gacost.base.gpu_names`), ``quality`` filters implausible prices, and ``snapshot`` reads
 and writes the embedded price snapshot (rebuilt by ``python -m gacost.pricing.build_snapshot``).
 
-Live prices (see ``docs/pricing.md``): ``sources`` describes each source, ``registry`` maps
-it to a ``fetch_*`` module, ``http`` is the only transport (HTTPS, timeouts, retries),
-``cache`` keeps one file per source, ``refresh`` fetches into the cache, and ``combine``
-picks the freshest data offline. Only ``http``, ``fetching``, ``registry``, ``refresh``
-and the ``fetch_*`` modules import httpx; nothing else touches the network.
+Live prices (see ``docs/pricing.md``): ``sources`` describes each source, ``cache`` keeps
+one file per source, and ``combine`` picks the freshest data offline. Fetching them is
+:mod:`gacost.pricing.fetch`'s, the one package that imports httpx (import-linter checks it);
+nothing else here touches the network.
 """

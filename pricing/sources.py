@@ -1,7 +1,7 @@
 """What each live price source is, without importing its fetcher (so no httpx here).
 
 :data:`SOURCES` is the metadata the offline loader needs (providers, priority, what a
-source supersedes); :data:`pricing.registry.FETCHERS` maps the same names to fetchers.
+source supersedes); :data:`pricing.fetch.registry.FETCHERS` maps the same names to fetchers.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Generated bad inputs for the fuzz tests (``test_fuzz_inputs.py``) and ``bench/fuzz.py``.
 
 Each case is a file (job, profile, price file or model config) and the ``gacost`` argv
-that reads it; :func:`run_cli` runs ``gacost.cli.main`` on it in a forked child, so a hang
+that reads it; :func:`run_cli` runs ``gacost.commands.cli.main`` on it in a forked child, so a hang
 is killed at a timeout, memory is capped and measured (the child's peak RSS), and a crash
 cannot take the test process down. :func:`verdict` says what is wrong with a result (None
 when it is a sensible answer or a short error naming the field).
@@ -63,9 +63,9 @@ def _address_space() -> int:
 
 
 def run_cli(argv: list[str], timeout: float = 10.0, extra_mib: int = 3072) -> Result:
-    """``gacost.cli.main(argv)`` in a forked child, killed after ``timeout`` seconds, its
+    """``gacost.commands.cli.main(argv)`` in a forked child, killed after ``timeout`` seconds, its
     address space capped at the parent's plus ``extra_mib``."""
-    from gacost.cli import main
+    from gacost.commands.cli import main
 
     with tempfile.TemporaryDirectory() as tmp:
         out_path, err_path = Path(tmp) / "out", Path(tmp) / "err"

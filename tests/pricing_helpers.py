@@ -21,8 +21,8 @@ import httpx
 import pytest
 import trustme
 
-from gacost.pricing.fetching import FetchContext, Fetcher, FetchResult
-from gacost.pricing.http import HttpPolicy, make_client
+from gacost.pricing.fetch.fetcher import FetchContext, Fetcher, FetchResult
+from gacost.pricing.fetch.http import HttpPolicy, make_client
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pricing"
 HTTP_FIXTURES = FIXTURES / "http"

@@ -33,7 +33,7 @@ from gacost.advisor.split_estimates import SplitEstimate
 from gacost.base.errors import InfeasibleError
 from gacost.base.job import load_job, parse_job
 from gacost.base.records import Offer
-from gacost.cli import main
+from gacost.commands.cli import main
 
 JOBS = Path(__file__).parent / "fixtures" / "jobs"
 MIXED = JOBS / "valid" / "sweep-mixed.yaml"

@@ -14,7 +14,7 @@ from gacost.base.errors import CalibrationError
 from gacost.base.job import load_job
 from gacost.base.profile import read_profile
 from gacost.calibration.request import CalibrationInterrupted
-from gacost.cli import main
+from gacost.commands.cli import main
 
 # Every test here trains for real (torch, transformers, TRL, PEFT on the CPU): slow, and
 # the calibration modules are imported inside the tests so that collecting them is cheap.

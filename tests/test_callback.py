@@ -12,7 +12,7 @@ import pytest
 from gacost.base.errors import CalibrationError
 from gacost.base.job import Job, load_job
 from gacost.base.profile import read_profile, write_profile
-from gacost.cli import main
+from gacost.commands.cli import main
 
 # Every test here trains for real (torch, transformers, TRL, PEFT on the CPU); the
 # calibration modules are imported inside the tests so that collecting them is cheap.

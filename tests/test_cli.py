@@ -19,7 +19,7 @@ import pytest
 from gacost.advisor.recommend import recommend
 from gacost.base.job import load_job
 from gacost.base.records import Offer
-from gacost.cli import build_parser, main
+from gacost.commands.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "qwen3-1.7b-lora.yaml"
@@ -240,7 +240,7 @@ def test_gpus_models_and_prices_list_the_embedded_data() -> None:
 def test_recommend_needs_neither_torch_nor_httpx(tmp_path: Path) -> None:
     code = (
         "import sys, io, contextlib\n"
-        "from gacost.cli import main\n"
+        "from gacost.commands.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    rc = main(['recommend', '--job', {str(EXAMPLE)!r}])\n"
         "mods = ('torch', 'httpx', 'transformers', 'trl', 'peft')\n"

@@ -14,7 +14,7 @@ import time_machine
 from conftest import shifted_clock
 
 from gacost.base.clock import utc_now
-from gacost.cli import main
+from gacost.commands.cli import main
 from gacost.pricing.combine import SHIPPED_MAX_AGE, snapshot_time
 from gacost.pricing.snapshot import load_snapshot
 

@@ -15,8 +15,8 @@ from gacost.advisor.recommend import recommend
 from gacost.base.errors import InfeasibleError, UnknownNameError
 from gacost.base.job import parse_job
 from gacost.base.records import Offer
-from gacost.cli import main
-from gacost.reports.compare import comparison_dict, row_dict
+from gacost.commands.cli import main
+from gacost.commands.compare import comparison_dict, row_dict
 
 T4_4X1 = 2.3792  # the published T4 profile's fastest split
 JOB = parse_job({"model": "Qwen/Qwen3-1.7B", "lora": {"r": 16, "alpha": 32},

@@ -18,7 +18,7 @@ import pytest
 from fuzz_cases import EXAMPLE_JOB, TARGETS, run_case, run_cli, special_files, verdict
 from hypothesis import HealthCheck, given, seed, settings
 
-from gacost.cli import main
+from gacost.commands.cli import main
 
 EXAMPLES = int(os.environ.get("GACOST_FUZZ_EXAMPLES", "200"))
 SMOKE = 20

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from gacost.advisor.recommend import amd_qlora_note, recommend, unpriced_note
+from gacost.advisor.estimate import amd_qlora_note, unpriced_note
+from gacost.advisor.recommend import recommend
 from gacost.base import gpu_table
 from gacost.base.gpu_names import canonical_gpu
 from gacost.base.job import load_job
 from gacost.base.records import Offer
-from gacost.reports.recommend import render_text, report_dict
+from gacost.commands.recommend import render_text, report_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "qwen3-1.7b-lora.yaml"

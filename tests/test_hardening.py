@@ -20,7 +20,7 @@ import yaml
 
 from gacost.base.job import parse_job
 from gacost.base.profile import profile_from_dict
-from gacost.cli import main
+from gacost.commands.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "qwen3-1.7b-lora.yaml"
@@ -241,7 +241,7 @@ def gacost_cli(*argv: str, torch_seen: bool = False) -> subprocess.CompletedProc
     if not torch_seen:
         return subprocess.run([sys.executable, "-m", "gacost", *argv], capture_output=True,
                               text=True, timeout=120)
-    probe = ("import contextlib, io, sys; from gacost.cli import main\n"
+    probe = ("import contextlib, io, sys; from gacost.commands.cli import main\n"
              "with contextlib.redirect_stdout(io.StringIO()): code = main(sys.argv[1:])\n"
              "print('torch imported:', 'torch' in sys.modules); sys.exit(code)")
     return subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True,

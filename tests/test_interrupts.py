@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from gacost.base.interrupts import deferred_interrupt
-from gacost.cli import main
+from gacost.commands.cli import main
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "qwen3-1.7b-lora.yaml"
 

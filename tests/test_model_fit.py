@@ -15,7 +15,7 @@ from gacost.advisor.time_model import TimeParams, TrainSetup
 from gacost.base import gpu_table, models
 from gacost.base.job import LINEAR_MODULES, load_job
 from gacost.base.records import ModelArch, Offer
-from gacost.reports.recommend import render_text, report_dict
+from gacost.commands.recommend import render_text, report_dict
 
 SPECS = gpu_table.gpu_specs()
 TRUTH = {  # host s per launch, GEMM efficiency (fraction of the sustained rate); GPU floor shared
@@ -182,7 +182,7 @@ def test_recommend_reports_fits_bands_and_calibration_advice() -> None:
 
 
 def test_levers_on_auto_are_planned_with_compile_time_amortised_per_run() -> None:
-    from gacost.advisor.recommend import lever_choices
+    from gacost.advisor.estimate import lever_choices
 
     job = load_job(Path(__file__).parent.parent / "examples" / "qwen3-1.7b-lora.yaml")
     assert lever_choices(job) == [()]  # false by default: nothing changes
@@ -337,7 +337,7 @@ def test_a_measured_host_bound_split_carries_the_hosts_drift_in_its_band() -> No
     # through recommend's estimates: the measured H200 profile of the example workload
     job = load_job(Path(__file__).parent.parent / "examples" / "qwen3-1.7b-lora.yaml")
     job = job.model_copy(update={"gpus": ["H200-SXM"], "precision": "bf16"})
-    from gacost.advisor.recommend import estimate_job
+    from gacost.advisor.estimate import estimate_job
 
     measured = [e for e in estimate_job(job, []).estimates if e.time_source == "measured"]
     assert measured

@@ -13,7 +13,7 @@ from gacost.base.errors import CalibrationError
 from gacost.base.job import load_job
 from gacost.base.profile import Profile, SplitResult, read_profile, write_profile
 from gacost.calibration import ranks
-from gacost.cli import main
+from gacost.commands.cli import main
 
 
 def _run() -> Any:

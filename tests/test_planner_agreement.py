@@ -23,7 +23,7 @@ from gacost.advisor.objectives import (
 from gacost.advisor.recommend import recommend
 from gacost.base.job import load_job
 from gacost.base.records import Offer
-from gacost.cli import main
+from gacost.commands.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 DEADLINE_EXAMPLE = ROOT / "examples" / "llama-8b-qlora-deadline.yaml"

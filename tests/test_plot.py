@@ -15,9 +15,9 @@ from gacost.advisor.split_estimates import SplitEstimate
 from gacost.base.errors import DataError, GacostError
 from gacost.base.job import load_job
 from gacost.base.records import Offer
-from gacost.cli import main
-from gacost.reports.plot import band_of, draw, plot_inputs, plot_series, ranking
-from gacost.reports.recommend import plan_row, render_text
+from gacost.commands.cli import main
+from gacost.commands.plot import band_of, draw, plot_inputs, plot_series, ranking
+from gacost.commands.recommend import plan_row, render_text
 
 ROOT = Path(__file__).resolve().parent.parent
 SPLITS = ((1, 4), (2, 2), (4, 1))
@@ -186,7 +186,7 @@ def test_missing_matplotlib_is_a_clear_error(tmp_path: Path,
 
 def test_recommend_without_plot_does_not_import_matplotlib(tmp_path: Path) -> None:
     job, prices = _files(tmp_path)
-    code = ("import sys; from gacost.cli import main; "
+    code = ("import sys; from gacost.commands.cli import main; "
             f"rc = main(['recommend', '--job', {str(job)!r}, '--prices', {str(prices)!r}]); "
             "assert rc == 0; assert 'matplotlib' not in sys.modules, 'imported'")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

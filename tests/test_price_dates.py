@@ -13,7 +13,7 @@ import pytest
 
 from gacost.base.errors import DataError, JobSpecError
 from gacost.base.records import Offer
-from gacost.cli import main
+from gacost.commands.cli import main
 from gacost.pricing import build_snapshot
 from gacost.pricing.price_dates import (
     DEFAULT_MAX_AGE,

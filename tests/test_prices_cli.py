@@ -17,13 +17,14 @@ import time_machine
 from conftest import shifted_clock
 from pricing_helpers import Router, forbid_network, full_catalog_text, isolate, json_reply
 
-from gacost.cli import main
+from gacost.commands.cli import main
 from gacost.commands.inputs import price_table
-from gacost.pricing import http, spot_advisor
+from gacost.pricing import spot_advisor
 from gacost.pricing.cache import PriceCache
-from gacost.pricing.fetch_azure import API_URL as AZURE_URL
-from gacost.pricing.fetch_skypilot import PRIMARY_BASE
-from gacost.pricing.refresh import format_max_age, select_sources
+from gacost.pricing.fetch import http
+from gacost.pricing.fetch.azure import API_URL as AZURE_URL
+from gacost.pricing.fetch.refresh import format_max_age, select_sources
+from gacost.pricing.fetch.skypilot import PRIMARY_BASE
 from gacost.pricing.sources import SOURCES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -278,7 +279,7 @@ def test_bad_source_and_bad_env(
 def test_offline_prices_does_not_import_httpx(tmp_path: Path) -> None:
     code = (
         "import sys, io, contextlib\n"
-        "from gacost.cli import main\n"
+        "from gacost.commands.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    rc = main(['prices', '--compare', 'T4'])\n"
         "print(rc, 'httpx' in sys.modules)\n"
@@ -487,7 +488,7 @@ def test_rejected_lists_each_row_with_its_reason(
 def test_price_file_rows_out_of_bounds_are_one_line_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from gacost.cli import main as cli_main
+    from gacost.commands.cli import main as cli_main
 
     header = ("provider,region,instance_type,gpu,gpu_count,gpu_memory_gib,vcpus,ram_gib,"
               "price_hour,spot_hour,source,fetched_at\n")

@@ -10,7 +10,7 @@ import pytest
 from gacost.advisor.budget import parse_hours
 from gacost.base.durations import parse_duration
 from gacost.pricing.cache import parse_age
-from gacost.pricing.refresh import deadline_from_env
+from gacost.pricing.fetch.refresh import deadline_from_env
 
 
 @pytest.mark.parametrize(

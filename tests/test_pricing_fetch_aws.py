@@ -9,9 +9,9 @@ import pytest
 from pricing_helpers import LoopbackServer, Router, context, fixture_text, isolate, send_body
 
 from gacost.base.errors import PricingError
-from gacost.pricing import fetch_aws
-from gacost.pricing.fetch_aws import BULK_URL, DUPLICATE_ROWS, NOT_GPU_FAMILY, NOT_LINUX_ON_DEMAND
-from gacost.pricing.http import FetchError
+from gacost.pricing.fetch import aws
+from gacost.pricing.fetch.aws import BULK_URL, DUPLICATE_ROWS, NOT_GPU_FAMILY, NOT_LINUX_ON_DEMAND
+from gacost.pricing.fetch.http import FetchError
 
 US_EAST_1 = BULK_URL.format(region="us-east-1")
 
@@ -21,10 +21,10 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     isolate(monkeypatch, tmp_path)
 
 
-def _fetch(client: httpx.Client, env: dict[str, str] | None = None) -> fetch_aws.FetchResult:
+def _fetch(client: httpx.Client, env: dict[str, str] | None = None) -> aws.FetchResult:
     ctx, _ = context(env)
     with client:
-        return fetch_aws.fetch(client, ctx)
+        return aws.fetch(client, ctx)
 
 
 def test_streams_the_region_file_and_keeps_gpu_on_demand_rows() -> None:
@@ -61,7 +61,7 @@ def test_regions_from_the_environment() -> None:
 def test_duplicate_rows_keep_the_lowest_price() -> None:
     lines = fixture_text("aws_bulk_us-east-1.csv").splitlines()
     cheaper = lines[6].replace('"0.5260000000"', '"0.5000000000"')
-    result = fetch_aws.parse_bulk_csv([*lines, cheaper], "us-east-1", "t")
+    result = aws.parse_bulk_csv([*lines, cheaper], "us-east-1", "t")
     g4dn = next(o for o in result.offers if o.instance_type == "g4dn.xlarge")
     assert g4dn.price_hour == 0.5 and result.adjusted == {DUPLICATE_ROWS: 1}
 

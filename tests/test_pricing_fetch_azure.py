@@ -10,9 +10,9 @@ import pytest
 from pricing_helpers import Router, context, fetch_with, isolate, json_reply
 
 from gacost.base.errors import PricingError
-from gacost.pricing import fetch_azure
-from gacost.pricing.fetch_azure import API_URL, LOW_PRIORITY, NON_PRIMARY, UNKNOWN_SIZE, WINDOWS
-from gacost.pricing.http import FetchError
+from gacost.pricing.fetch import azure
+from gacost.pricing.fetch.azure import API_URL, LOW_PRIORITY, NON_PRIMARY, UNKNOWN_SIZE, WINDOWS
+from gacost.pricing.fetch.http import FetchError
 
 PAGE2 = "https://prices.azure.com:443/api/retail/prices"
 
@@ -28,8 +28,8 @@ def _two_pages() -> Router:
                         json_reply("azure_retail_page2.json"))  # fmt: skip
 
 
-def _fetch(router: Router, env: dict[str, str] | None = None) -> fetch_azure.FetchResult:
-    return fetch_with(fetch_azure.fetch, router, env)
+def _fetch(router: Router, env: dict[str, str] | None = None) -> azure.FetchResult:
+    return fetch_with(azure.fetch, router, env)
 
 
 def test_follows_next_page_link_and_builds_offers() -> None:
@@ -53,7 +53,7 @@ def test_follows_next_page_link_and_builds_offers() -> None:
     assert a10.gpu == "A10" and a10.gpu_count == pytest.approx(1 / 6)
     assert result.dropped[WINDOWS] == 1 and result.dropped[LOW_PRIORITY] == 1
     assert result.dropped[UNKNOWN_SIZE] == 1 and result.dropped[NON_PRIMARY] == 1
-    assert result.dropped[fetch_azure.NOT_CONSUMPTION] == 2  # reservation + dev/test
+    assert result.dropped[azure.NOT_CONSUMPTION] == 2  # reservation + dev/test
 
 
 def test_region_filter_from_the_environment() -> None:
@@ -72,7 +72,7 @@ def test_429_then_success() -> None:
     )
     ctx, sleeps = context()
     with router.client() as client:
-        result = fetch_azure.fetch(client, ctx)
+        result = azure.fetch(client, ctx)
     assert sleeps == [1.0] and len(router.requests) == 3 and len(result.offers) == 7
 
 
@@ -115,7 +115,7 @@ def test_several_meters_keep_the_lowest() -> None:
         "skuName": "NC6s v3", "unitOfMeasure": "1 Hour", "type": "Consumption",
         "isPrimaryMeterRegion": True, "armSkuName": "Standard_NC6s_v3",
     }  # fmt: skip
-    result = fetch_azure.parse_items([item, {**item, "retailPrice": 0.9}], "t")
+    result = azure.parse_items([item, {**item, "retailPrice": 0.9}], "t")
     (offer,) = result.offers
     assert offer.price_hour == 0.9 and offer.gpu == "V100-PCIe-16GB"
-    assert result.adjusted == {fetch_azure.SEVERAL_METERS: 1}
+    assert result.adjusted == {azure.SEVERAL_METERS: 1}

@@ -17,8 +17,8 @@ from pricing_helpers import (
     stall,
 )
 
-from gacost.pricing import http
-from gacost.pricing.http import FetchError, get_json, get_text, request
+from gacost.pricing.fetch import http
+from gacost.pricing.fetch.http import FetchError, get_json, get_text, request
 
 URL = "https://api.example.test/prices"
 

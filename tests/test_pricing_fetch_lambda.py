@@ -8,9 +8,9 @@ import httpx
 import pytest
 from pricing_helpers import Router, context, isolate, json_reply
 
-from gacost.pricing import fetch_lambda
-from gacost.pricing.fetch_lambda import API_URL, NO_CAPACITY
-from gacost.pricing.http import FetchError
+from gacost.pricing.fetch import lambda_cloud
+from gacost.pricing.fetch.http import FetchError
+from gacost.pricing.fetch.lambda_cloud import API_URL, NO_CAPACITY
 
 
 @pytest.fixture(autouse=True)
@@ -22,7 +22,7 @@ def test_bearer_key_and_offers_per_region_with_capacity() -> None:
     router = Router().add(API_URL, json_reply("lambda_instance_types.json"))
     ctx, _ = context({"LAMBDA_API_KEY": "secret"})
     with router.client() as client:
-        result = fetch_lambda.fetch(client, ctx)
+        result = lambda_cloud.fetch(client, ctx)
     assert router.requests[0].headers["Authorization"] == "Bearer secret"
     got = {(o.instance_type, o.region): o for o in result.offers}
     assert sorted(got) == [
@@ -44,7 +44,7 @@ def test_without_a_key_nothing_is_sent() -> None:
     router = Router().add(API_URL, json_reply("lambda_instance_types.json"))
     ctx, _ = context({})
     with router.client() as client, pytest.raises(FetchError, match=r"\$LAMBDA_API_KEY"):
-        fetch_lambda.fetch(client, ctx)
+        lambda_cloud.fetch(client, ctx)
     assert router.requests == []
 
 
@@ -52,5 +52,5 @@ def test_unauthorised_is_not_retried() -> None:
     router = Router().add(API_URL, httpx.Response(401, json={"error": "bad key"}))
     ctx, sleeps = context({"LAMBDA_API_KEY": "wrong"})
     with router.client() as client, pytest.raises(FetchError, match="HTTP 401"):
-        fetch_lambda.fetch(client, ctx)
+        lambda_cloud.fetch(client, ctx)
     assert sleeps == [] and len(router.requests) == 1

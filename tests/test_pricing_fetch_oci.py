@@ -12,9 +12,9 @@ import pytest
 from pricing_helpers import Router, fetch_with, fixture_text, isolate, json_reply
 
 from gacost.base.errors import PricingError
-from gacost.cli import main
-from gacost.pricing import fetch_oci, http
-from gacost.pricing.fetch_oci import BASE_URL, INACTIVE, NO_PRICE, NOT_GPU, REGIONS
+from gacost.commands.cli import main
+from gacost.pricing.fetch import http, oci
+from gacost.pricing.fetch.oci import BASE_URL, INACTIVE, NO_PRICE, NOT_GPU, REGIONS
 from gacost.pricing.price_dates import PriceDating
 from gacost.pricing.snapshot import load_snapshot
 
@@ -32,8 +32,8 @@ def _router(shapes: object = "oci_shapes.json", products: object = "oci_products
     return Router().add(SHAPES, json_reply(shapes)).add(PRODUCTS, json_reply(products))
 
 
-def _fetch(router: Router, env: dict[str, str] | None = None) -> fetch_oci.FetchResult:
-    return fetch_with(fetch_oci.fetch, router, env)
+def _fetch(router: Router, env: dict[str, str] | None = None) -> oci.FetchResult:
+    return fetch_with(oci.fetch, router, env)
 
 
 def test_prices_every_gpu_shape_in_every_region() -> None:

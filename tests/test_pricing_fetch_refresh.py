@@ -12,10 +12,10 @@ from pricing_helpers import NOW, Router, fast_policy, full_catalog_text, isolate
 
 from gacost.base.errors import PricingError, UnknownNameError
 from gacost.pricing.cache import PriceCache
-from gacost.pricing.fetch_azure import API_URL as AZURE_URL
-from gacost.pricing.fetch_skypilot import MIRROR_BASE, PRIMARY_BASE
-from gacost.pricing.fetch_vast import API_URL as VAST_URL
-from gacost.pricing.refresh import FAILED, FETCHED, FRESH, SKIPPED, Refresher, select_sources
+from gacost.pricing.fetch.azure import API_URL as AZURE_URL
+from gacost.pricing.fetch.refresh import FAILED, FETCHED, FRESH, SKIPPED, Refresher, select_sources
+from gacost.pricing.fetch.skypilot import MIRROR_BASE, PRIMARY_BASE
+from gacost.pricing.fetch.vast import API_URL as VAST_URL
 from gacost.pricing.snapshot import PriceTable, load_snapshot
 
 DAY = timedelta(hours=24)

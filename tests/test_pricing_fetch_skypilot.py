@@ -8,9 +8,9 @@ import httpx
 import pytest
 from pricing_helpers import Router, catalog_text, context, full_catalog_text, isolate
 
-from gacost.pricing.fetch_skypilot import MIRROR_BASE, PRIMARY_BASE, SkyPilotCatalog, catalog_urls
-from gacost.pricing.http import FetchError
-from gacost.pricing.registry import FETCHERS
+from gacost.pricing.fetch.http import FetchError
+from gacost.pricing.fetch.registry import FETCHERS
+from gacost.pricing.fetch.skypilot import MIRROR_BASE, PRIMARY_BASE, SkyPilotCatalog, catalog_urls
 from gacost.pricing.sources import SKYPILOT_CLOUDS, SOURCES
 
 GITHUB = "raw.githubusercontent.com"

@@ -11,9 +11,9 @@ import pytest
 from pricing_helpers import Router, fetch_with, isolate, json_reply
 
 from gacost.base.errors import PricingError
-from gacost.pricing import fetch_vast
-from gacost.pricing.fetch_vast import API_URL, BAD_OFFER, MERGED, UNRELIABLE
-from gacost.pricing.http import FetchError
+from gacost.pricing.fetch import vast
+from gacost.pricing.fetch.http import FetchError
+from gacost.pricing.fetch.vast import API_URL, BAD_OFFER, MERGED, UNRELIABLE
 
 
 @pytest.fixture(autouse=True)
@@ -21,8 +21,8 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     isolate(monkeypatch, tmp_path)
 
 
-def _fetch(router: Router, env: dict[str, str] | None = None) -> fetch_vast.FetchResult:
-    return fetch_with(fetch_vast.fetch, router, env)
+def _fetch(router: Router, env: dict[str, str] | None = None) -> vast.FetchResult:
+    return fetch_with(vast.fetch, router, env)
 
 
 def test_posts_the_query_and_reduces_offers_to_medians() -> None:
@@ -90,6 +90,6 @@ def test_bad_offers_are_counted_not_fatal() -> None:
         {"gpu_name": "RTX 4090", "num_gpus": True, "dph_total": 0.3},
         {"gpu_name": "RTX 4090", "num_gpus": 1, "dph_total": 0.3},
     ]
-    result = fetch_vast.parse_offers(raw, "t")
+    result = vast.parse_offers(raw, "t")
     assert result.dropped == {BAD_OFFER: 4} and len(result.offers) == 1
     assert result.offers[0].region == "unknown" and result.offers[0].spot_hour is None

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gacost.base.errors import DataError
-from gacost.cli import main
+from gacost.commands.cli import main
 from gacost.pricing import price_file
 from gacost.pricing.price_file import read_price_file
 from gacost.pricing.snapshot import HEADER, load_snapshot

@@ -28,12 +28,12 @@ from pricing_helpers import (
     send_body,
 )
 
-from gacost.pricing import fetch_lambda, fetch_oci, fetch_vast
 from gacost.pricing.cache import PriceCache
-from gacost.pricing.fetch_skypilot import BASE_URL_ENV
-from gacost.pricing.fetching import FetchContext
-from gacost.pricing.http import Deadline, FetchError, get_text
-from gacost.pricing.refresh import FAILED, FETCHED, REJECTED, Refresher
+from gacost.pricing.fetch import lambda_cloud, oci, vast
+from gacost.pricing.fetch.fetcher import FetchContext
+from gacost.pricing.fetch.http import Deadline, FetchError, get_text
+from gacost.pricing.fetch.refresh import FAILED, FETCHED, REJECTED, Refresher
+from gacost.pricing.fetch.skypilot import BASE_URL_ENV
 from gacost.pricing.snapshot import load_snapshot
 
 SECRET = "sk-test-not-a-real-key"
@@ -63,10 +63,10 @@ def _json(name: str) -> send_body:  # type: ignore[valid-type]
 def test_bearer_key_does_not_follow_a_redirect_to_another_origin(ca: trustme.CA) -> None:
     with TlsServer(ca, {"/types": _json("lambda_instance_types.json")}) as other:
         with TlsServer(ca, {"/api": redirect_to(f"{other.url}/types", 302)}) as api:
-            env = {"LAMBDA_API_KEY": SECRET, fetch_lambda.URL_ENV: f"{api.url}/api"}
+            env = {"LAMBDA_API_KEY": SECRET, lambda_cloud.URL_ENV: f"{api.url}/api"}
             policy, _ = fast_policy()
             with client_trusting(ca) as client:
-                result = fetch_lambda.fetch(client, FetchContext(NOW, env, policy))
+                result = lambda_cloud.fetch(client, FetchContext(NOW, env, policy))
     assert result.offers  # the redirect was followed to the end
     assert api.seen[0].headers.get("Authorization") == f"Bearer {SECRET}"
     assert [s.path for s in other.seen] == ["/types"]
@@ -77,10 +77,10 @@ def test_bearer_key_does_not_follow_a_redirect_to_another_origin(ca: trustme.CA)
 def test_303_after_the_vast_post_is_a_get_without_the_body(ca: trustme.CA) -> None:
     with TlsServer(ca, {"/search": _json("vast_bundles.json")}) as other:
         with TlsServer(ca, {"/bundles/": redirect_to(f"{other.url}/search", 303)}) as api:
-            env = {"VAST_API_KEY": SECRET, fetch_vast.URL_ENV: f"{api.url}/bundles/"}
+            env = {"VAST_API_KEY": SECRET, vast.URL_ENV: f"{api.url}/bundles/"}
             policy, _ = fast_policy()
             with client_trusting(ca) as client:
-                result = fetch_vast.fetch(client, FetchContext(NOW, env, policy))
+                result = vast.fetch(client, FetchContext(NOW, env, policy))
     assert result.offers
     posted = api.seen[0]
     assert posted.method == "POST" and b'"rented"' in posted.body and b'"external"' in posted.body
@@ -160,7 +160,7 @@ def test_one_deadline_bounds_a_whole_refresh_when_every_source_hangs(
     routes = {"/vast": hang, "/azure": hang, "/v8/gcp/vms.csv": hang, "/v8/aws/vms.csv": hang}
     with TlsServer(ca, routes) as api:
         env = {
-            fetch_vast.URL_ENV: f"{api.url}/vast",
+            vast.URL_ENV: f"{api.url}/vast",
             "GACOST_AZURE_URL": f"{api.url}/azure",
             BASE_URL_ENV: api.url,
         }
@@ -226,13 +226,13 @@ def test_every_source_runs_end_to_end_against_a_local_https_server(ca: trustme.C
         pages["2"] = fixture_text("azure_retail_page2.json")
         env = {
             BASE_URL_ENV: server.url,
-            fetch_vast.URL_ENV: f"{server.url}/vast",
+            vast.URL_ENV: f"{server.url}/vast",
             "GACOST_AZURE_URL": f"{server.url}/azure",
-            fetch_lambda.URL_ENV: f"{server.url}/lambda",
+            lambda_cloud.URL_ENV: f"{server.url}/lambda",
             "LAMBDA_API_KEY": SECRET,
             "GACOST_AWS_BULK_URL": server.url + "/aws/{region}/index.csv",
             "GACOST_AWS_SPOT_ADVISOR_URL": f"{server.url}/advisor.json",
-            fetch_oci.URL_ENV: f"{server.url}/oci",
+            oci.URL_ENV: f"{server.url}/oci",
         }
         names = ["skypilot-lambda", "skypilot-nebius", "vast", "azure", "lambda", "aws-bulk",
                  "aws-spot-advisor", "oci"]  # fmt: skip

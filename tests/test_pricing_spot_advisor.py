@@ -16,7 +16,7 @@ from gacost.advisor.split_estimates import SplitEstimate
 from gacost.base.errors import PricingError
 from gacost.pricing import combine, spot_advisor
 from gacost.pricing.cache import PriceCache
-from gacost.pricing.refresh import FETCHED, FRESH, Refresher
+from gacost.pricing.fetch.refresh import FETCHED, FRESH, Refresher
 from gacost.pricing.snapshot import load_snapshot
 
 

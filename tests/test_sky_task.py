@@ -1,4 +1,4 @@
-"""``recommend --sky-task`` and ``--launch``: the plan as a SkyPilot task (gacost/launch/).
+"""``recommend --sky-task`` and ``--launch``: the plan as a SkyPilot task (launch/).
 
 Three kinds of tests:
 - without SkyPilot: the task's fields, the accelerator names against the catalogs gacost
@@ -32,7 +32,7 @@ from gacost.advisor.split_estimates import SplitEstimate
 from gacost.base.errors import JobSpecError, LaunchError
 from gacost.base.job import load_job
 from gacost.base.records import Offer
-from gacost.cli import main
+from gacost.commands.cli import main
 from gacost.launch import sky_task
 from gacost.launch.sky_task import (
     LAUNCHABLE,

@@ -1,35 +1,33 @@
-"""Docstrings, README.md and docs/*.md name only modules, attributes and source files that exist.
+"""Docstrings, comments and the docs name only modules, attributes, files and folders that
+exist.
 
-A dotted name whose first part is ``gacost`` or one of its packages (``advisor``,
-``pricing``, ``calibration``, ``base``, ``commands``, ``reports``, ``data``) is read as
+The texts read: every docstring and comment of the source folders, README.md, docs/*.md,
+bench/*.md, the data notes (data/**/*.md), the shell scripts and the import-linter and
+pyproject configuration. A dotted name whose first part is ``gacost`` or one of its packages
+(a top-level folder with an ``__init__.py``: ``gacost.<name>`` lives in ``<name>/``) or a
+retired package name (``reports``, ``cli``: a mention of one is stale) is read as
 ``gacost.<name>`` and must resolve: its longest prefix that is a module, then each further
 part an attribute of that module (a top-level name of its source, read with :mod:`ast`, so
 nothing is imported) or of a class there. Past a function or a value the rest is not
-checked (an attribute of what it returns). A path of a ``.py`` file under one of the
-checkout's source folders must exist. A renamed or deleted module then fails here, not in a
-reader's hands.
+checked (an attribute of what it returns). A path of a ``.py`` file or a folder under one of
+the checkout's source folders must exist, and under ``src/gacost/`` there is only the
+package face. A renamed, moved or deleted module then fails here, not in a reader's hands.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib.util
+import io
 import re
 import subprocess
+import tokenize
 from functools import cache
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("advisor", "pricing", "calibration", "base", "commands", "reports", "data")
-SOURCE_DIRS = ("src", "advisor", "pricing", "calibration", "bench", "tests")
-# a dotted name not inside another (no word, dot, slash or hyphen just before it)
-DOTTED = re.compile(r"(?<![\w./-])((?:gacost|" + "|".join(PACKAGES) + r")(?:\.\w+)+)")
-# a .py path under a source folder of the checkout
-PY_PATH = re.compile(r"(?<![\w./-])((?:" + "|".join(SOURCE_DIRS) + r")/[\w/]+\.py)\b")
-FILE_ENDINGS = {"py", "md", "csv", "json", "yaml", "yml", "txt", "toml", "png", "svg", "html"}
-THIS = Path(__file__).resolve()
 
 
 def _tracked(*patterns: str) -> list[Path]:
@@ -38,23 +36,55 @@ def _tracked(*patterns: str) -> list[Path]:
     return [ROOT / p for p in out] if out else []
 
 
+def _layer_dirs() -> tuple[str, ...]:
+    """The top-level folders that are packages: ``gacost.<name>`` lives in ``<name>/``."""
+    inits = _tracked("*/__init__.py") or list(ROOT.glob("*/__init__.py"))
+    return tuple(sorted({p.parent.name for p in inits if p.parent.parent == ROOT}))
+
+
+PACKAGES = _layer_dirs()
+RETIRED = ("reports", "cli")  # gacost.reports and gacost.cli, merged into gacost.commands
+SOURCE_DIRS = ("src", *PACKAGES, "bench", "tests")
+FACE = {"__init__.py", "__main__.py", "py.typed"}  # all that src/gacost/ holds
+# a dotted name not inside another (no word, dot, slash or hyphen just before it)
+DOTTED = re.compile(r"(?<![\w./-])((?:gacost|" + "|".join(PACKAGES + RETIRED)
+                    + r")(?:\.\w+)+)")
+# a .py path, or a folder path (ending in /), under a source folder of the checkout
+PY_PATH = re.compile(r"(?<![\w./-])((?:" + "|".join(SOURCE_DIRS) + r")/[\w/]+\.py)\b")
+DIR_PATH = re.compile(r"(?<![\w./-])((?:" + "|".join(SOURCE_DIRS) + r")/(?:\w+/)+)(?![\w.*])")
+FILE_ENDINGS = {"py", "md", "csv", "json", "yaml", "yml", "txt", "toml", "png", "svg", "html"}
+THIS = Path(__file__).resolve()
+
+
+def _comments(source: str) -> list[tuple[int, str]]:
+    """``(line, text)`` of every comment of a Python source."""
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    return [(t.start[0], t.string) for t in tokens if t.type == tokenize.COMMENT]
+
+
 def _texts() -> list[tuple[str, str]]:
-    """``(where, text)`` for every docstring of the source folders, README.md and docs/*.md."""
+    """``(where, text)`` for every docstring and comment of the source folders, and the
+    documentation and configuration files (see the module docstring)."""
     py = _tracked(*(f"{d}/*.py" for d in SOURCE_DIRS)) or [
         p for d in SOURCE_DIRS for p in (ROOT / d).rglob("*.py")]
     items: list[tuple[str, str]] = []
     for path in sorted(py):
         if path.resolve() == THIS or not path.is_file():
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
+        source = path.read_text(encoding="utf-8")
+        where = path.relative_to(ROOT)
+        for node in ast.walk(ast.parse(source)):
             if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
                 doc = ast.get_docstring(node, clean=False)
                 if doc:
-                    line = getattr(node, "lineno", 1)
-                    items.append((f"{path.relative_to(ROOT)}:{line}", doc))
-    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
-        items.append((str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")))
+                    items.append((f"{where}:{getattr(node, 'lineno', 1)}", doc))
+        items += [(f"{where}:{line}", text) for line, text in _comments(source)]
+    docs = [ROOT / "README.md", ROOT / "pyproject.toml", ROOT / ".importlinter",
+            *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "bench").glob("*.md")),
+            *sorted((ROOT / "bench").glob("*.sh")), *sorted((ROOT / "data").rglob("*.md"))]
+    for path in docs:
+        if path.is_file():
+            items.append((str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")))
     return items
 
 
@@ -153,10 +183,23 @@ def test_named_source_files_exist() -> None:
     stale = sorted(
         f"{where}: {path}"
         for where, text in _texts()
-        for path in PY_PATH.findall(text)
-        if not (ROOT / path).is_file()
+        for path in PY_PATH.findall(text) + DIR_PATH.findall(text)
+        if not (ROOT / path).exists()
     )
     assert not stale, "stale file paths:\n" + "\n".join(stale)
+
+
+def test_src_gacost_is_named_only_for_the_package_face() -> None:
+    """Everything but the face moved to its top-level folder: a ``src/gacost/base/...``
+    path is stale even where a folder of that name came back."""
+    face = re.compile(r"src/gacost/(?:" + "|".join(map(re.escape, FACE)) + r")?(?![\w/.])")
+    stale = sorted(
+        f"{where}: {match.group(0)}"
+        for where, text in _texts()
+        for match in re.finditer(r"src/gacost/[\w./]*", text)
+        if not face.fullmatch(match.group(0).rstrip("."))
+    )
+    assert not stale, "stale src/gacost paths:\n" + "\n".join(stale)
 
 
 @pytest.mark.parametrize(
@@ -171,10 +214,14 @@ def test_named_source_files_exist() -> None:
         ("advisor.predictor.no_such_name", False),
         ("gacost.base.records.GpuSpec.no_such_field", False),
         ("gacost.data", True),
+        ("gacost.commands.recommend.render_text", True),
+        ("gacost.pricing.fetch.http.Deadline", True),
+        ("gacost.reports.formats", False),  # retired: merged into gacost.commands
+        ("cli.main", False),  # retired: gacost.commands.cli
     ],
 )
 def test_resolution(name: str, ok: bool) -> None:
-    if name.split(".")[0] not in ("gacost", *PACKAGES):
+    if name.split(".")[0] not in ("gacost", *PACKAGES, *RETIRED):
         assert not _candidates(f" {name} ")
         return
     assert resolves(name) is ok

@@ -8,7 +8,7 @@ import pytest
 
 from gacost.base.errors import JobSpecError
 from gacost.base.job import load_job, parse_job
-from gacost.cli import main
+from gacost.commands.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 JOBS = Path(__file__).parent / "fixtures" / "jobs"

@@ -307,7 +307,7 @@ def _cli(out: Path, *extra: str) -> list[str]:
 def test_cpu_calibration_records_the_trace(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from gacost.cli import main
+    from gacost.commands.cli import main
 
     out = tmp_path / "p.json"
     assert main(_cli(out, "--splits", "4x1,1x4", "--trace-all", "--passes", "1")) == 0
@@ -339,7 +339,7 @@ def test_by_default_only_the_first_split_is_profiled(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from gacost.calibration.sweep import NOT_PROFILED
-    from gacost.cli import main
+    from gacost.commands.cli import main
 
     out = tmp_path / "p.json"
     assert main(_cli(out, "--splits", "4x1,2x2")) == 0
@@ -361,7 +361,7 @@ def test_by_default_only_the_first_split_is_profiled(
 
 @pytest.mark.slow
 def test_no_trace_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from gacost.cli import main
+    from gacost.commands.cli import main
 
     out = tmp_path / "p.json"
     assert main(_cli(out, "--splits", "4x1", "--no-trace")) == 0

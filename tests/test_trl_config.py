@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from gacost.base.errors import JobSpecError
-from gacost.base.trl_config import (
+from gacost.calibration.trl_config import (
     MODEL_DEFAULTS,
     TRAINER_DEFAULTS,
     TrlConfig,
@@ -30,7 +30,7 @@ from gacost.base.trl_config import (
     load_trl_config,
     parse_trl_config,
 )
-from gacost.cli import main
+from gacost.commands.cli import main
 
 TRL = Path(__file__).parent / "fixtures" / "trl"
 QLORA_YAML = TRL / "sft_qlora.yaml"
@@ -445,7 +445,7 @@ def test_cli_errors_are_one_line_with_exit_code_2(tmp_path: Path, extra: Path) -
 def test_recommend_with_a_trl_config_imports_neither_torch_nor_trl(tmp_path: Path) -> None:
     code = (
         "import sys, io, contextlib\n"
-        "from gacost.cli import main\n"
+        "from gacost.commands.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    rc = main(['recommend', '--trl-config', {str(QLORA_YAML)!r}, '--samples', '99'])\n"
         "mods = ('torch', 'httpx', 'transformers', 'trl', 'peft')\n"

@@ -3,7 +3,7 @@
 import sys
 
 try:
-    from gacost.cli import main
+    from gacost.commands.cli import main
 except KeyboardInterrupt:  # Ctrl-C while the first modules load, before main() runs
     sys.stderr.write("error: interrupted\n")
     sys.exit(130)

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 import httpx
 
 from gacost.base.errors import PricingError
-from gacost.pricing.fetching import FetchContext, FetchResult
-from gacost.pricing.http import FetchError, get_text
+from gacost.pricing.fetch.fetcher import FetchContext, FetchResult
+from gacost.pricing.fetch.http import FetchError, get_text
 from gacost.pricing.skypilot import parse_catalog
 
 PRIMARY_BASE = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs"

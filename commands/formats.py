@@ -1,6 +1,6 @@
-"""Formatting shared by the reports: the three output formats of a listing, CSV from dict
-rows, text tables of chosen columns, and fitting text to a terminal (:data:`WIDTH` columns:
-tables choose their columns for it, prose lines are wrapped)."""
+"""Formatting shared by the command modules: the three output formats of a listing, CSV from
+dict rows, text tables of chosen columns, and fitting text to a terminal (:data:`WIDTH`
+columns: tables choose their columns for it, prose lines are wrapped)."""
 
 from __future__ import annotations
 

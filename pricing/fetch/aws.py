@@ -20,8 +20,8 @@ import httpx
 from gacost.base.errors import PricingError
 from gacost.base.gpu_names import canonical_gpu
 from gacost.base.records import Offer
-from gacost.pricing.fetching import FetchContext, FetchResult
-from gacost.pricing.http import iter_lines, open_stream
+from gacost.pricing.fetch.fetcher import FetchContext, FetchResult
+from gacost.pricing.fetch.http import iter_lines, open_stream
 
 BULK_URL = (
     "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/{region}/index.csv"

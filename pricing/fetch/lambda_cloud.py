@@ -17,8 +17,8 @@ import httpx
 from gacost.base.errors import PricingError
 from gacost.base.gpu_names import canonical_gpu
 from gacost.base.records import Offer
-from gacost.pricing.fetching import FetchContext, FetchResult, collect_offers
-from gacost.pricing.http import FetchError, get_json
+from gacost.pricing.fetch.fetcher import FetchContext, FetchResult, collect_offers
+from gacost.pricing.fetch.http import FetchError, get_json
 
 API_URL = "https://cloud.lambdalabs.com/api/v1/instance-types"
 URL_ENV = "GACOST_LAMBDA_URL"

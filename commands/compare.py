@@ -1,27 +1,80 @@
-"""The ``compare`` report: one GPU at every provider and the break-even matrix.
+"""``gacost compare --job F [--gpu G]``: one GPU at every provider, and break-even ratios.
 
-The default text fits :data:`~gacost.reports.formats.WIDTH` columns: the cheapest ``top``
+The default text fits :data:`~gacost.commands.formats.WIDTH` columns: the cheapest ``top``
 offers (a line says how many more there are), short regions and instance names, no time
-column, prose wrapped; ``wide`` shows every column on unwrapped lines.
+column, prose wrapped; ``wide`` shows every column on unwrapped lines. JSON and CSV carry
+every offer.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 from typing import Any
 
-from gacost.advisor.compare import Comparison
+from gacost.advisor.compare import Comparison, compare
 from gacost.advisor.planner import Plan
-from gacost.pricing.price_dates import MARK, PriceDating
-from gacost.reports.formats import (
+from gacost.base.clock import utc_now
+from gacost.commands.formats import (
     Column,
     compact_table,
     fit_width,
     fixed,
     plain,
+    rows_csv,
     short_region,
     table_text,
 )
-from gacost.reports.plans import groups_dict, splits_text
+from gacost.commands.inputs import (
+    add_common,
+    add_price_age_flag,
+    load_inputs,
+    number,
+    trl_notes,
+)
+from gacost.commands.plans import groups_dict, splits_text
+from gacost.pricing.price_dates import MARK, PriceDating, max_age_from
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the subcommand."""
+    p = sub.add_parser("compare", help="price one GPU at every provider; GPU break-even matrix")
+    add_common(p)
+    p.add_argument("--gpu", metavar="G", help="the GPU to compare (default: the recommended one)")
+    p.add_argument("--top", default="10", metavar="N",
+                   help="show the N cheapest offers (default 10; json and csv carry every one)")
+    p.add_argument("--wide", action="store_true",
+                   help="every column (instance, time source, full region names) on unwrapped "
+                        "lines; the default fits 120 columns")
+    add_price_age_flag(p)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> str:
+    """Compute and render the comparison."""
+    top = int(number("--top", args.top, integer=True, high=1_000_000))
+    inputs = load_inputs(args)
+    job, table, profiles = inputs.job, inputs.table, inputs.profiles
+    allowance = job.spot_allowance if inputs.allowance is None else inputs.allowance
+    c = compare(job, table.offers, profiles, gpu=args.gpu, spot=args.spot,
+                spot_allowance=allowance)
+    dating = PriceDating(table.price_dates, utc_now(), max_age_from(args.price_age))
+    if args.format == "json":
+        out = comparison_dict(c, dating)
+        out["prices"] = {"source": table.source, "as_of": table.as_of,
+                         "price_age_limit_days": dating.max_age.total_seconds() / 86400}
+        if inputs.trl is not None:
+            out["trl_config"] = inputs.trl.summary()
+        return json.dumps(out, indent=2)
+    rows = [row_dict(p, c.spread.low, dating) for p in c.rows]
+    if args.format == "csv":
+        return rows_csv(rows).rstrip("\n")
+    text = render_text(c, rows, allowance, f"{table.source}, as of {table.as_of}", top=top,
+                       wide=args.wide, dating=dating, read=table.as_of)
+    return "\n".join([text, *trl_notes(inputs.trl)])
+
+
+# The report: the same rows as a text table, JSON and CSV.
 
 COLUMNS: list[Column] = [
     ("provider", "provider", plain), ("region", "region", plain),

@@ -21,8 +21,8 @@ import httpx
 from gacost.base.errors import PricingError
 from gacost.base.gpu_names import canonical_gpu
 from gacost.base.records import Offer
-from gacost.pricing.fetching import FetchContext, FetchResult
-from gacost.pricing.http import FetchError, get_json
+from gacost.pricing.fetch.fetcher import FetchContext, FetchResult
+from gacost.pricing.fetch.http import FetchError, get_json
 
 API_URL = "https://console.vast.ai/api/v0/bundles/"
 URL_ENV = "GACOST_VAST_URL"

@@ -1,4 +1,5 @@
-"""Plan fields shared by the reports: the splits of every group, and per-group details."""
+"""Plan fields shared by the budget and compare reports: the splits of every group, and
+per-group details."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ seconds). There the exception is either turned into a C++ exception nothing catc
 process aborts with ``terminate called ... KeyboardInterrupt``, killed by a signal instead
 of exiting 130) or swallowed (the process carries on calibrating). :func:`deferred_interrupt`
 runs a block with a handler that only records the signal, and raises ``KeyboardInterrupt``
-after it, where ``gacost.cli.main`` turns it into ``error: interrupted`` and exit 130.
+after it, where ``gacost.commands.cli.main`` turns it into ``error: interrupted`` and exit 130.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ from typing import Any
 from tabulate import tabulate
 
 from gacost.base import models
+from gacost.commands.formats import listing
 from gacost.commands.inputs import add_format_flag
-from gacost.reports.formats import listing
 
 HEADERS = ["model", "type", "params", "layers", "hidden", "vocab"]
 

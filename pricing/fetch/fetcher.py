@@ -1,4 +1,5 @@
-"""The contract between the refresh layer and each fetcher module."""
+"""The contract between the refresh (:mod:`gacost.pricing.fetch.refresh`) and each source's
+fetcher: what a fetcher is given (:class:`FetchContext`) and returns (:class:`FetchResult`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import httpx
 
 from gacost.base.records import Offer
 from gacost.pricing.cache import format_timestamp
-from gacost.pricing.http import HttpPolicy
+from gacost.pricing.fetch.http import HttpPolicy
 from gacost.pricing.quality import Rejection
 
 T = TypeVar("T")

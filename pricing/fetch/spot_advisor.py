@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import httpx
 
-from gacost.pricing.fetching import FetchContext
-from gacost.pricing.http import get_json
+from gacost.pricing.fetch.fetcher import FetchContext
+from gacost.pricing.fetch.http import get_json
 from gacost.pricing.spot_advisor import URL, URL_ENV, SpotRisk, parse_advisor
 
 

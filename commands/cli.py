@@ -1,4 +1,5 @@
-"""The ``gacost`` command line: parse, dispatch to a command module, print, exit.
+"""The entry point of the ``gacost`` script and ``python -m gacost`` (:func:`main`): parse,
+dispatch to a command module, print, exit.
 
 Every :class:`gacost.base.errors.GacostError` is caught here and printed as one
 ``error: ...`` line (a traceback only with ``--debug``).

@@ -1,17 +1,133 @@
-"""Render reports as a text table, JSON or CSV. The same fields go to every format."""
+"""``gacost recommend --job F`` (or ``--trl-config F``): rank GPU offers and splits for a
+job, and render the report as a text table, JSON or CSV (the same fields in every format).
+
+``--plot`` draws it (:mod:`gacost.commands.plot`), ``--sky-task`` writes the recommended plan
+as a SkyPilot task (:mod:`gacost.commands.sky`)."""
 
 from __future__ import annotations
 
+import argparse
+import json
 from dataclasses import asdict
 from typing import Any
 
 from tabulate import tabulate
 
 from gacost.advisor.planner import Plan
-from gacost.advisor.recommend import Report
+from gacost.advisor.recommend import Report, recommend
 from gacost.advisor.split_estimates import SplitEstimate
-from gacost.pricing.price_dates import PriceDating, marked
-from gacost.reports.formats import compact_table, fit_width, rows_csv, short_region
+from gacost.base.clock import utc_now
+from gacost.base.profile import read_profile
+from gacost.commands.formats import compact_table, fit_width, rows_csv, short_region
+from gacost.commands.inputs import (
+    add_format_flag,
+    add_job_flags,
+    add_price_age_flag,
+    load_job_args,
+    price_table,
+    trl_notes,
+)
+from gacost.commands.plot import check_path, recommend_plot
+from gacost.commands.sky import add_sky_flags, check_sky_path, write_sky_task
+from gacost.pricing.price_dates import PriceDating, marked, max_age_from
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the subcommand."""
+    p = sub.add_parser("recommend", help="recommend a GPU, provider and m x k split for a job")
+    add_job_flags(p)
+    p.add_argument(
+        "--profile",
+        action="append",
+        default=[],
+        metavar="P",
+        help="a calibration profile (JSON) to use; repeatable",
+    )
+    p.add_argument(
+        "--prices",
+        metavar="F",
+        help="a price file in the snapshot CSV format (default: embedded snapshot)",
+    )
+    add_format_flag(p)
+    p.add_argument("--refresh-prices", action="store_true",
+                   help="fetch price sources whose cache is older than the max age first "
+                        "(network; see `gacost prices --list-sources`)")
+    p.add_argument(
+        "--top", type=_positive, default=10, metavar="N", help="show the N best offers (default 10)"
+    )
+    p.add_argument("--wide", action="store_true",
+                   help="every column (instance, 90%% band, fits, peak GiB, full region "
+                        "names) on unwrapped lines; the default fits 120 columns")
+    add_price_age_flag(p)
+    p.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="also draw the ranking ($/fine-tune per GPU at its best split) and the "
+        "recommended GPU's seconds/update per split (.png, .svg, .pdf or .html); "
+        "needs the plot extra",
+    )
+    add_sky_flags(p)
+    p.set_defaults(run=run)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def run(args: argparse.Namespace) -> str:
+    """Compute and render the report (and the plot, with ``--plot``)."""
+    if args.plot is not None:
+        check_path(args.plot)
+    check_sky_path(args)
+    job, trl = load_job_args(args)
+    profiles = [read_profile(p) for p in args.profile]
+    table = price_table(args.prices, refresh=args.refresh_prices)
+    dating = PriceDating(table.price_dates, utc_now(), max_age_from(args.price_age))
+    report = recommend(
+        job,
+        table.offers,
+        profiles,
+        price_as_of=table.as_of,
+        price_source=table.source,
+        top=args.top,
+    )
+    sky_line = write_sky_task(args, job, report.recommended)
+    mine = None if trl is None else user_split(
+        report, trl.config.micro_batch, trl.config.grad_accum)
+    if args.format == "json":
+        out = report_dict(report, dating)
+        if trl is not None:
+            out["trl_config"] = {**trl.summary(), "your_split": mine}
+        if sky_line is not None:
+            out["sky_task"] = args.sky_task
+        text = json.dumps(out, indent=2)
+    elif args.format == "csv":
+        text = render_csv(report, dating).rstrip("\n")
+    else:
+        yours = None if trl is None or mine is None else user_split_text(
+            mine, trl.config.path)
+        text = "\n".join([render_text(report, yours, wide=args.wide, dating=dating),
+                          *trl_notes(trl)])
+    if job.sweep is not None and args.format == "table":
+        text += ("\nnote: this job has a sweep: section; recommend plans one run of the base "
+                 "job, `gacost budget` plans the whole sweep")
+    if args.plot is not None:
+        recommend_plot(job, report, table.offers, profiles, args.plot,
+                       report_text=render_text(report))
+        if args.format == "table":
+            text += f"\nplot: {args.plot}"
+    if sky_line and args.format == "table":
+        text += f"\n{sky_line}"
+    return text
+
+
+# The report: the same fields as a text table, JSON and CSV.
 
 PLAN_COLUMNS = [
     ("gpu", "GPU"), ("provider", "provider"), ("region", "region"),
@@ -52,7 +168,7 @@ def _band(lo: float | None, hi: float | None, fmt: str) -> str:
     return "" if lo is None or hi is None else f"{lo:{fmt}}-{hi:{fmt}}"
 
 
-# The default table: what a decision needs, within reports.formats.WIDTH columns.
+# The default table: what a decision needs, within commands.formats.WIDTH columns.
 NARROW = ("GPU", "provider", "region", "pricing", "$/h", "m x k", "s/update", "hours",
           "$/fine-tune", "$/all runs", "time")
 NARROW_LABELS = {"$/fine-tune": "$/run", "$/all runs": "$/all"}  # shorter headers
@@ -106,7 +222,7 @@ def _instances_text(p: Plan) -> str:
 def render_text(r: Report, yours: str | None = None, wide: bool = False,
                 dating: PriceDating | None = None) -> str:
     """The human report; ``yours`` (the user's split, :func:`user_split_text`) goes under
-    the recommendation. It fits :data:`~gacost.reports.formats.WIDTH` columns (prose
+    the recommendation. It fits :data:`~gacost.commands.formats.WIDTH` columns (prose
     wrapped, the plans table with the columns a decision needs); ``wide`` shows every
     column on unwrapped lines. ``dating`` marks old prices and names the price dates."""
     w = r.recommended

@@ -11,7 +11,7 @@ one line ("0 of 24 sources refreshed; using ... for ...") for callers that print
 
 The sources are fetched in parallel threads under one deadline for the whole refresh
 (``deadline_s``, default :data:`DEFAULT_DEADLINE_S`, ``$GACOST_REFRESH_DEADLINE``): every
-request is bounded by it (:class:`pricing.http.Deadline`), and a source still running at
+request is bounded by it (:class:`pricing.fetch.http.Deadline`), and a source still running at
 the deadline is abandoned and counted as failed. A fetched table with fewer than
 :data:`MIN_KEEP_RATIO` times the offers of the table it would replace (the cache, or for a
 catalog the snapshot's rows of that cloud) is rejected with a warning and the old data
@@ -33,7 +33,6 @@ import httpx
 
 from gacost.base.errors import GacostError, PricingError, UnknownNameError, did_you_mean
 from gacost.base.inputfile import clip
-from gacost.pricing import fetch_spot_advisor, http, spot_advisor
 from gacost.pricing.cache import (
     CachedPrices,
     PriceCache,
@@ -43,12 +42,13 @@ from gacost.pricing.cache import (
     parse_timestamp,
 )
 from gacost.pricing.combine import SNAPSHOT, Part, Warn, describe, merge, snapshot_time
-from gacost.pricing.fetching import FetchContext, FetchResult
+from gacost.pricing.fetch import http, spot_advisor
+from gacost.pricing.fetch.fetcher import FetchContext, FetchResult
+from gacost.pricing.fetch.registry import FETCHERS
 from gacost.pricing.quality import FLAGGED, review_offers
-from gacost.pricing.registry import FETCHERS
 from gacost.pricing.snapshot import PriceTable, write_snapshot
 from gacost.pricing.sources import SOURCES, default_sources
-from gacost.pricing.spot_advisor import SpotRisk
+from gacost.pricing.spot_advisor import SpotRisk, read_risk, write_risk
 
 FETCHED, FRESH, SKIPPED, FAILED = "fetched", "fresh", "skipped", "failed"
 Fetched = FetchResult | SpotRisk | GacostError
@@ -202,7 +202,7 @@ class Refresher:
 
     def _risk_fresh(self, name: str, max_age: timedelta) -> Outcome | None:
         try:
-            risk = spot_advisor.read_risk(self.cache.risk_path())
+            risk = read_risk(self.cache.risk_path())
         except GacostError:
             return None
         if risk is None:
@@ -231,7 +231,7 @@ class Refresher:
             try:
                 if SOURCES[name].kind == "risk":
                     ctx = FetchContext(now=self.now, env=self.env, policy=policy)
-                    outcome = fetch_spot_advisor.fetch(client, ctx)
+                    outcome = spot_advisor.fetch(client, ctx)
                 else:
                     outcome = self._fetch(client, name, policy)
             except GacostError as exc:
@@ -295,7 +295,7 @@ class Refresher:
 
     def _store_risk(self, name: str, risk: SpotRisk) -> Outcome:
         try:
-            spot_advisor.write_risk(self.cache.risk_path(), risk)
+            write_risk(self.cache.risk_path(), risk)
         except OSError as exc:
             message = f"{name}: cannot write {self.cache.risk_path()} ({exc})"
             self.warn(message)
@@ -366,7 +366,7 @@ class Refresher:
         """What spot costs use when the advisor cannot be fetched: the snapshot has no
         interruption data, so it is the cached rates or the job's spot_allowance."""
         try:
-            risk = spot_advisor.read_risk(self.cache.risk_path())
+            risk = read_risk(self.cache.risk_path())
         except GacostError:
             risk = None
         if risk is None:

@@ -1,24 +1,103 @@
-"""The ``budget`` report: text, JSON and CSV of a budget plan from the same rows."""
+"""``gacost budget --job F``: totals, wall-clock, deadline and budget plans for many runs,
+rendered as a text table, JSON or CSV from the same rows."""
 
 from __future__ import annotations
 
+import argparse
+import json
 from collections.abc import Sequence
 from typing import Any
 
-from gacost.advisor.budget import BudgetPlan, BudgetRow, Collected, best_by_pricing
+from gacost.advisor.budget import (
+    BudgetPlan,
+    BudgetRow,
+    Collected,
+    best_by_pricing,
+    collect,
+    parse_hours,
+    plan_budget,
+)
+from gacost.advisor.estimate import job_limits
 from gacost.advisor.objectives import hours_text
 from gacost.advisor.planner import Plan
-from gacost.reports.formats import (
+from gacost.base.errors import JobSpecError
+from gacost.commands.formats import (
     Column,
     fit_width,
     fixed,
     plain,
+    rows_csv,
     short_region,
     table_text,
     yes_no,
 )
-from gacost.reports.plans import groups_dict, splits_text
+from gacost.commands.inputs import add_common, load_inputs, number, trl_notes
+from gacost.commands.plans import groups_dict, splits_text
 
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the subcommand."""
+    p = sub.add_parser("budget", help="plan many runs or a sweep: totals, deadline, budget")
+    add_common(p)
+    p.add_argument("--budget", metavar="USD", help="dollars: the most runs or sweeps it buys")
+    p.add_argument("--deadline", metavar="T",
+                   help="finish all runs within T (12h, 90m, 1.5d or hours)")
+    p.add_argument("--max-instances", metavar="P",
+                   help="instances one plan may run in parallel to meet --deadline "
+                        "(default: the job's max_instances, 8)")
+    p.add_argument("--parallel", default="1", metavar="P",
+                   help="instances for the wall-clock column (default 1)")
+    p.add_argument("--top", default="10", metavar="N", help="show the N best offers (default 10)")
+    p.add_argument("--wide", action="store_true",
+                   help="every column (instance, budget flags, full region names) on "
+                        "unwrapped lines; the default fits 120 columns")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> str:
+    """Compute and render the plan."""
+    parallel = int(number("--parallel", args.parallel, integer=True, high=100_000))
+    max_instances = None if args.max_instances is None else int(
+        number("--max-instances", args.max_instances, integer=True, high=100_000))
+    top = int(number("--top", args.top, integer=True))
+    budget = None if args.budget is None else number("--budget", args.budget)
+    try:
+        deadline = None if args.deadline is None else parse_hours(args.deadline)
+    except ValueError as exc:
+        raise JobSpecError(f"--deadline: {exc}") from None
+    inputs = load_inputs(args)
+    job, table, profiles, allowance = inputs.job, inputs.table, inputs.profiles, inputs.allowance
+    notes = []
+    if deadline is None and job.deadline_hours is not None:
+        deadline = job.deadline_hours
+        notes.append(f"deadline {deadline:g} h from the job's deadline_hours")
+    if budget is None and job.budget_usd is not None:
+        budget = job.budget_usd
+        notes.append(f"budget ${budget:g} from the job's budget_usd")
+    spot = args.spot or job.spot
+    limits = job_limits(job, spot=spot, spot_allowance=allowance, parallel=parallel,
+                        max_instances=max_instances)
+    found = collect(job, table.offers, profiles, limits)
+    plan = plan_budget(found.plans, limits, deadline_hours=deadline, budget_usd=budget,
+                       job_objective=job.objective)
+    notes = [*notes, *plan.notes, *found.notes]
+    if not spot:
+        notes.append("spot prices not considered (the job has spot: false; --spot adds them)")
+    prices = f"{table.source}, as of {table.as_of}"
+    if args.format == "json":
+        out = plan_dict(found, plan, limits.spot_allowance, notes, prices)
+        if inputs.trl is not None:
+            out["trl_config"] = inputs.trl.summary()
+        return json.dumps(out, indent=2)
+    rows = [budget_row(r, plan) for r in plan.rows[:top]]
+    if args.format == "csv":
+        return rows_csv(rows).rstrip("\n")
+    text = render_text(found, plan, limits.spot_allowance, rows, notes, prices,
+                       wide=args.wide)
+    return "\n".join([text, *trl_notes(inputs.trl)])
+
+
+# The report: the same rows as a text table, JSON and CSV.
 
 def budget_row(r: BudgetRow, bp: BudgetPlan) -> dict[str, Any]:
     """One row as a flat dict (numbers stay numbers); the table shows the same fields."""
@@ -60,7 +139,7 @@ def plan_dict(found: Collected, plan: BudgetPlan, allowance: float, notes: list[
     }
 
 
-# The default table's columns (within reports.formats.WIDTH); --wide shows all.
+# The default table's columns (within commands.formats.WIDTH); --wide shows all.
 NARROW = ("gpu", "provider", "region", "pricing", "rate_hour", "instance_hours", "cost",
           "unit_cost", "instances", "wall_hours", "meets_deadline", "units_bought", "splits")
 
@@ -69,7 +148,7 @@ def render_text(found: Collected, plan: BudgetPlan, allowance: float,
                 rows: Sequence[dict[str, Any]], notes: Sequence[str], prices: str,
                 wide: bool = False) -> str:
     """The human report: the groups, the answer in one line, the table, the notes; within
-    :data:`~gacost.reports.formats.WIDTH` columns unless ``wide``."""
+    :data:`~gacost.commands.formats.WIDTH` columns unless ``wide``."""
     lines = [f"Job: {found.model}, {plan.runs} run(s) in {len(found.groups)} group(s)"]
     lines += [f"  {g.name}: {g.runs} run(s) x {g.updates} updates, sequence {g.sequence_length},"
               f" effective batch {g.effective_batch}" for g in found.groups]

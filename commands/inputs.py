@@ -1,7 +1,7 @@
 """Inputs shared by the command modules: flags, the job, profiles, prices and numbers.
 
 The job comes from ``--job F`` (a gacost job file), or from ``--trl-config F`` (the user's
-``trl sft`` YAML or saved TrainingArguments JSON, see :mod:`gacost.base.trl_config`) with
+``trl sft`` YAML or saved TrainingArguments JSON, see :mod:`gacost.calibration.trl_config`) with
 ``--job`` then a partial job file of the keys a TRL config lacks, and ``--samples``,
 ``--runs`` and ``--gpus-per-run``.
 
@@ -23,15 +23,15 @@ from gacost.base.errors import DataError, JobSpecError, RefreshFailedError
 from gacost.base.inputfile import check_file, clip
 from gacost.base.job import MAX_GPUS_PER_RUN, Job, load_job, read_job_file
 from gacost.base.profile import Profile, read_profile
-from gacost.base.trl_config import TrlJob, build_job, load_trl_config
+from gacost.calibration.trl_config import TrlJob, build_job, load_trl_config
+from gacost.commands.formats import FORMATS
 from gacost.pricing.cache import PriceCache, max_age_from_env
 from gacost.pricing.combine import REFRESH_ADVICE, load_freshest
 from gacost.pricing.price_file import read_price_file
 from gacost.pricing.snapshot import PriceTable, load_snapshot
-from gacost.reports.formats import FORMATS
 
 if TYPE_CHECKING:
-    from gacost.pricing.refresh import Outcome
+    from gacost.pricing.fetch.refresh import Outcome
 
 
 def price_table(
@@ -96,7 +96,7 @@ def refresh_prices(
 ) -> list[Outcome]:
     """Fetch the stale sources into ``cache`` (imports the fetch layer, hence httpx) and
     print the summary line; returns the sources that failed (see :func:`price_table`)."""
-    from gacost.pricing.refresh import Refresher, deadline_from_env, select_sources
+    from gacost.pricing.fetch.refresh import Refresher, deadline_from_env, select_sources
 
     names = select_sources(sources, providers)
     seconds = deadline.total_seconds() if deadline is not None else deadline_from_env()
@@ -161,6 +161,13 @@ def add_job_flags(p: argparse.ArgumentParser, *, work: bool = True) -> None:
 def add_format_flag(p: argparse.ArgumentParser) -> None:
     """``--format table|json|csv``, the same on every report and listing command."""
     p.add_argument("--format", choices=FORMATS, default="table")
+
+
+def add_price_age_flag(p: argparse.ArgumentParser) -> None:
+    """``--price-age``: prices last confirmed longer ago are marked ``!``."""
+    p.add_argument("--price-age", metavar="AGE",
+                   help="mark prices last confirmed longer ago than this (default 180d, "
+                        "$GACOST_PRICE_DATE_MAX_AGE; a bare number is days)")
 
 
 def add_common(p: argparse.ArgumentParser) -> None:

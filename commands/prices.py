@@ -18,7 +18,8 @@ from tabulate import tabulate
 from gacost.base.clock import utc_now
 from gacost.base.errors import DataError
 from gacost.base.records import Offer
-from gacost.commands.inputs import add_format_flag, note, price_table, warn
+from gacost.commands.formats import Column, fit_width, listing, plain, short_region, table_text
+from gacost.commands.inputs import add_format_flag, add_price_age_flag, note, price_table, warn
 from gacost.pricing.cache import (
     PriceCache,
     format_age,
@@ -37,7 +38,6 @@ from gacost.pricing.snapshot import (
 )
 from gacost.pricing.sources import SOURCES
 from gacost.pricing.spot_advisor import read_risk
-from gacost.reports.formats import Column, fit_width, listing, plain, short_region, table_text
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -136,9 +136,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--wide", action="store_true", help="every column (memory, host, source, time)"
     )
-    p.add_argument("--price-age", metavar="AGE",
-                   help="mark prices last confirmed longer ago than this (default 180d, "
-                        "$GACOST_PRICE_DATE_MAX_AGE; a bare number is days)")
+    add_price_age_flag(p)
     p.set_defaults(run=run, prices_parser=p)
 
 
@@ -316,7 +314,7 @@ def _rejected(args: argparse.Namespace) -> str:
 
 def _export(args: argparse.Namespace) -> str:
     # the network layer, lazily
-    from gacost.pricing.refresh import Refresher, deadline_from_env, select_sources
+    from gacost.pricing.fetch.refresh import Refresher, deadline_from_env, select_sources
 
     seconds = args.deadline.total_seconds() if args.deadline else deadline_from_env()
     refresher = Refresher(

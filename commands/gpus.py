@@ -7,8 +7,8 @@ import argparse
 from tabulate import tabulate
 
 from gacost.base import gpu_table
+from gacost.commands.formats import listing
 from gacost.commands.inputs import add_format_flag
-from gacost.reports.formats import listing
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

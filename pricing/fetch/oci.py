@@ -31,8 +31,8 @@ import httpx
 from gacost.base.errors import PricingError
 from gacost.base.gpu_names import canonical_gpu
 from gacost.base.records import Offer
-from gacost.pricing.fetching import FetchContext, FetchResult, collect_offers
-from gacost.pricing.http import get_json
+from gacost.pricing.fetch.fetcher import FetchContext, FetchResult, collect_offers
+from gacost.pricing.fetch.http import get_json
 
 BASE_URL = "https://www.oracle.com/a/ocom/docs/cloudestimator2/data/"
 URL_ENV = "GACOST_OCI_URL"  # a base URL holding shapes.json and products.json

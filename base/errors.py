@@ -1,4 +1,4 @@
-"""The one error hierarchy of gacost; ``gacost.cli.main`` catches it.
+"""The one error hierarchy of gacost; ``gacost.commands.cli.main`` catches it.
 
     GacostError                 anything the user can fix; printed as ``error: ...``
     ├── JobSpecError            job.yaml: bad YAML, unknown key, wrong type, bad value

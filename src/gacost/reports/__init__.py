@@ -1,1 +1,0 @@
-"""One module per report; each renders text, JSON and CSV from the same data."""
