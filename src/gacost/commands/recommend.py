@@ -16,6 +16,7 @@ from gacost.commands.inputs import (
     price_table,
     trl_notes,
 )
+from gacost.commands.saved_profiles import add_profile_folder_flag, changes, load_saved
 from gacost.commands.sky import add_sky_flags, check_sky_path, write_sky_task
 from gacost.pricing.price_dates import PriceDating, max_age_from
 from gacost.reports import recommend as render
@@ -31,8 +32,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="append",
         default=[],
         metavar="P",
-        help="a calibration profile (JSON) to use; repeatable",
+        help="a calibration profile (JSON) to use; repeatable (the profile folder's "
+        "profiles of the job's workload are used too, README 'Calibrating on SkyPilot')",
     )
+    add_profile_folder_flag(p)
     p.add_argument(
         "--prices",
         metavar="F",
@@ -83,7 +86,8 @@ def run(args: argparse.Namespace) -> str:
         check_path(args.plot)
     check_sky_path(args)
     job, trl = load_job_args(args)
-    profiles = [read_profile(p) for p in args.profile]
+    saved = load_saved(args, job)
+    profiles = [*(read_profile(p) for p in args.profile), *saved.profiles]
     table = price_table(args.prices, refresh=args.refresh_prices)
     dating = PriceDating(table.price_dates, utc_now(), max_age_from(args.price_age))
     report = recommend(
@@ -95,6 +99,7 @@ def run(args: argparse.Namespace) -> str:
         top=args.top,
     )
     sky_line = write_sky_task(args, job, report.recommended)
+    changed = changes(saved, report)
     mine = None if trl is None else render.user_split(
         report, trl.config.micro_batch, trl.config.grad_accum)
     if args.format == "json":
@@ -103,6 +108,8 @@ def run(args: argparse.Namespace) -> str:
             out["trl_config"] = {**trl.summary(), "your_split": mine}
         if sky_line is not None:
             out["sky_task"] = args.sky_task
+        if changed is not None:
+            out["profile_folder"] = {"folder": str(saved.folder), **changed.as_dict()}
         text = json.dumps(out, indent=2)
     elif args.format == "csv":
         text = render.render_csv(report, dating).rstrip("\n")
@@ -121,4 +128,7 @@ def run(args: argparse.Namespace) -> str:
             text += f"\nplot: {args.plot}"
     if sky_line and args.format == "table":
         text += f"\n{sky_line}"
+    if args.format == "table":
+        text += "".join(f"\n{line}" for line in
+                        [*saved.notes, *(changed.lines(saved.folder) if changed else [])])
     return text
