@@ -14,6 +14,7 @@ reads its catalogs from ``~/.sky/catalogs/v8/<cloud>/vms.csv`` (under
 from __future__ import annotations
 
 import copy
+import importlib
 import io
 import os
 import threading
@@ -141,6 +142,8 @@ class SkyClusterLauncher:
 
     def __init__(self, log_dir: Path, autodown_minutes: int) -> None:
         self.sky = require_sky("calibrate --sky")
+        self.sdk = importlib.import_module("sky.client.sdk")  # enabled_clouds is not on sky
+        self.exceptions = importlib.import_module("sky.exceptions")
         self.log_dir = log_dir
         self.autodown_minutes = autodown_minutes
         self._requests: dict[str, Any] = {}  # cluster -> its launch request, while it runs
@@ -148,9 +151,7 @@ class SkyClusterLauncher:
 
     def enabled_clouds(self) -> set[str]:
         """``sky check``'s enabled clouds (SkyPilot's canonical names are lower case)."""
-        from sky.client import sdk
-
-        return {str(c).lower() for c in self.sky.get(sdk.enabled_clouds())}
+        return {str(c).lower() for c in self.sky.get(self.sdk.enabled_clouds())}
 
     def launch(self, config: dict[str, Any], *, cluster: str) -> int:
         """``sky.launch`` the task on a new cluster; the submitted job's id."""
@@ -188,8 +189,6 @@ class SkyClusterLauncher:
 
     def down(self, cluster: str) -> None:
         """Cancel the cluster's launch if it is still in progress, then ``sky.down`` it."""
-        from sky import exceptions
-
         sky = self.sky
         with self._lock:
             request = self._requests.get(cluster)
@@ -202,5 +201,5 @@ class SkyClusterLauncher:
         try:
             with (self.log_dir / f"{cluster}.log").open("a", encoding="utf-8") as log:
                 sky.stream_and_get(sky.down(cluster), output_stream=log)
-        except exceptions.ClusterDoesNotExist:
+        except self.exceptions.ClusterDoesNotExist:
             return
