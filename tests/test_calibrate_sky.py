@@ -107,6 +107,8 @@ class FakeClusters:
 
     def enabled_clouds(self) -> set[str]:
         self._event("enabled_clouds")
+        if "server-down" in self.enabled:  # SkyPilot's API server would not start
+            raise RuntimeError("SkyPilot API server process exited unexpectedly.\nView logs")
         return set(self.enabled)
 
     def launch(self, config: dict[str, Any], *, cluster: str) -> int:
@@ -312,6 +314,7 @@ def test_without_a_terminal_yes_is_needed(
     (["--sky", "RTX-4090"], ALL_CLOUDS, "no provider in the job offers RTX-4090"),
     (["--sky", "A100-40GB-SXM"], frozenset({"aws"}), "none of them enabled in SkyPilot"),
     (["--sky", "L4"], frozenset(), "no enabled cloud; run `sky check`"),
+    (["--sky", "L4"], frozenset({"server-down"}), "could not say which clouds are enabled"),
     (["--sky", "A100"], ALL_CLOUDS, "name the one to calibrate"),
     (["--sky", "L4", "--out", "x.json"], ALL_CLOUDS, "--out applies to a calibration on this"),
     (["--yes"], ALL_CLOUDS, "--yes applies only with --sky"),

@@ -32,7 +32,7 @@ import platformdirs
 from gacost.advisor.calibration_time import calibration_time
 from gacost.advisor.recommend import estimate_job, recommend
 from gacost.base import gpu_table
-from gacost.base.errors import DataError, LaunchError
+from gacost.base.errors import DataError, GacostError, LaunchError
 from gacost.base.job import Job
 from gacost.base.profile import Profile, loads_profile
 from gacost.base.profile_dir import profile_dir, write_new
@@ -50,6 +50,7 @@ from gacost.launch.remote_calibration import (
     calibration_task,
     choose_offer,
     cluster_name,
+    one_line,
     preview,
     run_remote,
 )
@@ -183,7 +184,14 @@ def run_sky(args: argparse.Namespace) -> str:
             return ("calibrate --sky: the recommendation for this job names no GPU to "
                     f"calibrate (it recommends {report.recommended.label}); name GPUs with "
                     "--sky GPU,...")
-    enabled = launcher.enabled_clouds()
+    try:
+        enabled = launcher.enabled_clouds()
+    except GacostError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - SkyPilot's API server did not answer
+        raise LaunchError(f"calibrate --sky: SkyPilot could not say which clouds are enabled "
+                          f"({one_line(exc)}); `sky api info` and `sky check` show why"
+                          ) from None
     if not enabled:
         raise LaunchError("calibrate --sky: SkyPilot has no enabled cloud; run `sky check` "
                           "after setting up a cloud's credentials")
