@@ -478,7 +478,7 @@ def test_staging_copies_the_running_gacost_and_the_job(tmp_path: Path) -> None:
     # the job reads back the same there, its local model config copied next to it
     staged = load_job(folder / "job.yaml")
     assert staged.model_dump(exclude={"model"}) == job.model_dump(exclude={"model"})
-    assert Path(staged.model).name == "model-tiny-llama.json"
+    assert Path(staged.model).name == staging.STAGED_MODEL
     # the staged copy is what runs: it imports, and frames a profile the way back
     env = {**os.environ, "PYTHONPATH": str(folder / "src")}
     done = subprocess.run(
@@ -490,6 +490,23 @@ def test_staging_copies_the_running_gacost_and_the_job(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "gacost.launch.profile_transfer",
                            str(profile)], capture_output=True, text=True, env=env, check=True)
     assert profile_transfer.decode(done.stdout) == profile.read_bytes()
+
+
+def test_a_profile_of_the_staged_model_config_is_saved_under_the_local_name(
+        tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    job = load_job(TINY)
+    local = models.load_model_config(job.model)[0]
+    remote = _profile("CPU", TINY)
+    remote = replace(remote, workload=replace(
+        remote.workload, model=f"/home/ubuntu/sky_workdir/{staging.STAGED_MODEL}"))
+    assert remote.fingerprint != job.workload(local).fingerprint()  # would not match here
+    run = RemoteRun(_target(), "t", {})
+    (kept,) = command.save([remote_calibration.Outcome(run, True, _bytes(remote))],
+                           tmp_path, local)
+    assert kept.path is not None
+    assert read_profile(kept.path).fingerprint == job.workload(local).fingerprint()
 
 
 def test_requirements_keep_the_calibrate_extra_only() -> None:
@@ -539,6 +556,13 @@ def test_the_task_run_script_calibrates_and_frames_the_profile(tmp_path: Path) -
                           capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     data = profile_transfer.decode(done.stdout)
-    profile = json.loads(data)
-    local = job.workload(models.load_model_config(job.model)[0])
-    assert profile["gpu"]["name"] == "CPU" and profile["fingerprint"] == local.fingerprint()
+    assert json.loads(data)["gpu"]["name"] == "CPU"
+    # saved here, it names the local model config again and matches the local job
+    local_name = models.load_model_config(job.model)[0]
+    run = RemoteRun(_target(), "t", config)
+    (kept,) = command.save([remote_calibration.Outcome(run, True, data)],
+                           tmp_path / "profiles", local_name)
+    assert kept.path is not None
+    profile = read_profile(kept.path)
+    assert profile.workload.model == local_name
+    assert profile.fingerprint == job.workload(local_name).fingerprint()

@@ -19,22 +19,23 @@ the job offers, a launch or calibration that fails (the others are still collect
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import secrets
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import platformdirs
 
 from gacost.advisor.calibration_time import calibration_time
 from gacost.advisor.recommend import estimate_job, recommend
-from gacost.base import gpu_table
+from gacost.base import gpu_table, models
 from gacost.base.errors import DataError, GacostError, LaunchError
 from gacost.base.job import Job
-from gacost.base.profile import Profile, loads_profile
+from gacost.base.profile import Profile, loads_profile, profile_to_dict
 from gacost.base.profile_dir import profile_dir, write_new
 from gacost.base.records import Offer
 from gacost.calibration.request import SweepOptions, default_out, parse_splits
@@ -54,7 +55,7 @@ from gacost.launch.remote_calibration import (
     preview,
     run_remote,
 )
-from gacost.launch.staging import stage
+from gacost.launch.staging import STAGED_MODEL, local_model_config, stage
 
 # flags of a local calibration that mean nothing on a rented machine: (dest, default)
 LOCAL_ONLY = (("out", None), ("resume", False), ("weights", None), ("data", None),
@@ -203,6 +204,7 @@ def run_sky(args: argparse.Namespace) -> str:
     total = sum(t.cost for t in targets)
     ask(f"GPUs ({why}): {', '.join(gpus)}\n{preview(targets)}",
         f"launch {len(targets)} calibration(s), about ${total:.2f}?", args.yes)
+    local = models.load_model_config(job.model)[0] if local_model_config(job.model) else None
     token = token_factory()
     with tempfile.TemporaryDirectory(prefix="gacost-sky-") as tmp:
         workdir = stage(Path(tmp) / "workdir", job)
@@ -214,11 +216,11 @@ def run_sky(args: argparse.Namespace) -> str:
         try:
             outcomes = run_remote(runs, launcher, poll_seconds=poll_seconds)
         except RemoteInterrupted as exc:  # keep what came back before the interrupt
-            kept = [k for k in save(exc.outcomes, profile_dir()) if k.path is not None]
+            kept = [k for k in save(exc.outcomes, profile_dir(), local) if k.path is not None]
             more = (f"; {len(kept)} profile(s) that came back are in {profile_dir()}"
                     if kept else "")
             raise RemoteInterrupted(f"{exc}{more}") from None
-    return collect(outcomes, profile_dir(), args.job)
+    return collect(outcomes, profile_dir(), args.job, local)
 
 
 @dataclass(frozen=True)
@@ -230,9 +232,12 @@ class Kept:
     text: str  # the line to show: the path (and the GPU measured if not the one asked), or why
 
 
-def save(outcomes: Sequence[Outcome], folder: Path) -> list[Kept]:
+def save(outcomes: Sequence[Outcome], folder: Path, local_model: str | None = None
+         ) -> list[Kept]:
     """Write each profile that came back to ``folder`` (a new name when the name exists),
-    after checking that it is a profile."""
+    after checking that it is a profile. ``local_model``: the job's local model config as
+    gacost names it here; a profile naming the staged copy of it is given that name (the
+    copy's bytes are the same), so it matches the job here."""
     kept: list[Kept] = []
     for out in outcomes:
         if out.profile is None:
@@ -243,9 +248,13 @@ def save(outcomes: Sequence[Outcome], folder: Path) -> list[Kept]:
         except DataError as exc:
             kept.append(Kept(out, None, str(exc)))
             continue
+        data = out.profile
+        if local_model is not None and Path(profile.workload.model).name == STAGED_MODEL:
+            profile = replace(profile, workload=replace(profile.workload, model=local_model))
+            data = (json.dumps(profile_to_dict(profile), indent=2) + "\n").encode()
         name = default_out(profile.gpu, profile.workload.model, profile.fingerprint,
                            profile.gpu_count).name
-        path = write_new(folder, name, out.profile)
+        path = write_new(folder, name, data)
         other = "" if profile.gpu == out.run.target.gpu else f" (measured {profile.gpu})"
         kept.append(Kept(out, path, f"{path}{other}"))
     return kept
@@ -274,12 +283,13 @@ def plan_targets(args: argparse.Namespace, job: Job, gpus: Sequence[str],
     return targets
 
 
-def collect(outcomes: Sequence[Outcome], folder: Path, job_path: str | None) -> str:
+def collect(outcomes: Sequence[Outcome], folder: Path, job_path: str | None,
+            local_model: str | None = None) -> str:
     """Save what came back (never over a file), then the report; a one-line
     :class:`LaunchError` when any calibration failed or a cluster may still be up."""
     lines: list[str] = []
     failed: list[str] = []
-    written = {id(k.outcome): k for k in save(outcomes, folder)}
+    written = {id(k.outcome): k for k in save(outcomes, folder, local_model)}
     for out in outcomes:
         t = out.run.target
         where = f"{t.label}, cluster {out.run.cluster}"

@@ -16,8 +16,10 @@ nothing. So the cloud machine gets *this* gacost, copied from where it is import
   the installed distribution declares them (``pip install -r`` on the machine: torch's
   default wheel there is the CUDA one);
 - ``job.yaml``: the job as gacost parsed it (``--job`` or ``--trl-config``), keys as set;
-  a local model config (``model: ./my-config.json``) is copied in next to it and named
-  relative to it;
+  a local model config (``model: ./my-config.json``, or a folder's ``config.json``) is
+  copied in next to it as :data:`STAGED_MODEL` and named relative to it (a profile that
+  comes back names that copy: ``calibrate --sky`` puts the local name back, so the
+  profile matches the job here);
 - ``VERSION``: the gacost version, for the log.
 """
 
@@ -108,17 +110,31 @@ def stage(folder: Path, job: Job) -> Path:
     return folder
 
 
+STAGED_MODEL = "model-config.json"  # a local model config's name in the staged folder
+
+
+def local_model_config(model: str) -> Path | None:
+    """The local config file a job's ``model`` names (a folder: its ``config.json``), or
+    None for a shipped name or Hub id; a local path with no config is a
+    :class:`LaunchError`."""
+    path = Path(model).expanduser()
+    if not (model.startswith((".", "~", "/")) or path.suffix == ".json" or path.is_dir()):
+        return None
+    config = path / "config.json" if path.is_dir() else path
+    if not config.is_file():
+        raise LaunchError(f"calibrate --sky: model: {model} has no config file here; the "
+                          "machine needs the model's config.json")
+    return config
+
+
 def job_yaml(job: Job, folder: Path) -> str:
-    """The job as YAML for the machine; a local model config is copied into ``folder``."""
+    """The job as YAML for the machine; a local model config is copied into ``folder`` as
+    :data:`STAGED_MODEL`."""
     data: dict[str, Any] = job.model_dump(mode="json", exclude_unset=True)
     data["model"] = job.model
-    local = Path(job.model).expanduser()
-    looks_local = job.model.startswith((".", "~", "/")) or local.suffix == ".json"
-    if looks_local and local.is_file():
-        shutil.copyfile(local, folder / f"model-{local.name}")
-        data["model"] = f"./model-{local.name}"
-    elif looks_local:
-        raise LaunchError(f"calibrate --sky: model: {job.model} is not a file here; the "
-                          "machine needs the model's config.json")
+    config = local_model_config(job.model)
+    if config is not None:
+        shutil.copyfile(config, folder / STAGED_MODEL)
+        data["model"] = f"./{STAGED_MODEL}"
     header = f"# the job as gacost {__version__} parsed it, for calibrate --sky\n"
     return header + yaml.safe_dump(data, sort_keys=False)
