@@ -335,6 +335,25 @@ def test_skypilot_not_installed_is_one_line(monkeypatch: pytest.MonkeyPatch,
     assert "calibrate --sky needs SkyPilot" in err and "pip install 'gacost[sky]'" in err
 
 
+def test_nothing_to_calibrate_launches_nothing(
+        fake: Any, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from gacost.advisor import recommend as advisor
+
+    real = advisor.recommend
+
+    def settled(*a: Any, **kw: Any) -> Any:
+        from dataclasses import replace
+
+        return replace(real(*a, **kw), calibrate=[])
+
+    monkeypatch.setattr(command, "recommend", settled)
+    clusters = fake({"L4": "ok"})
+    code, out, _ = _run(_argv("--sky", "--yes"), capsys)
+    assert code == 0 and "nothing launched" in out and "--sky V100-SXM2-16GB" in out
+    assert clusters.calls("launch") == []
+
+
 def test_spot_jobs_calibrate_on_spot_where_cheaper(
         fake: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     job = tmp_path / "job.yaml"

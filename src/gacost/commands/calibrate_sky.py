@@ -182,9 +182,10 @@ def run_sky(args: argparse.Namespace) -> str:
         gpus = tuple(report.calibrate)
         why = "the recommendation says to calibrate"
         if not gpus:
-            return ("calibrate --sky: the recommendation for this job names no GPU to "
-                    f"calibrate (it recommends {report.recommended.label}); name GPUs with "
-                    "--sky GPU,...")
+            best = report.recommended
+            return ("calibrate --sky: nothing launched; the recommendation for this job "
+                    f"names no GPU to calibrate (it recommends {best.label}, its time "
+                    f"{best.time_source}); name GPUs to calibrate anyway: --sky {best.gpu}")
     try:
         enabled = launcher.enabled_clouds()
     except GacostError:
