@@ -1,4 +1,5 @@
-"""``gacost calibrate --job F``: measure the job's splits on the attached GPU (or CPU)."""
+"""``gacost calibrate --job F``: measure the job's splits on the attached GPU (or CPU);
+with ``--sky``, on rented GPUs through SkyPilot (:mod:`gacost.commands.calibrate_sky`)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from gacost.base.interrupts import deferred_interrupt
 from gacost.base.job import Job
 from gacost.base.profile import Profile, SplitTrace
 from gacost.calibration import ranks
+from gacost.commands.calibrate_sky import add_sky_calibrate_flags, check_sky_flags, run_sky
 from gacost.commands.inputs import add_job_flags, load_job_args, trl_notes
 
 INSTALL_HINT = "calibration needs the extra: pip install 'gacost[calibrate]'"
@@ -91,6 +93,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="overwrite --out (or the default path) even if it is not a profile "
                         "of this workload")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_sky_calibrate_flags(p)
     p.add_argument(
         "--no-trace",
         dest="trace",
@@ -130,6 +133,9 @@ def run(args: argparse.Namespace) -> str:
             f"{MAX_UPDATES}), --max-seconds > 0 (at most {MAX_SECONDS:g}) and "
             "0 < --tolerance < 1"
         )
+    check_sky_flags(args)
+    if args.sky is not None:  # on rented GPUs through SkyPilot (commands/calibrate_sky.py)
+        return run_sky(args)
     nproc = args.nproc
     launched = ranks.world_size()  # already under torchrun / accelerate launch
     # with --trl-config the per-device batch times the GPU count is the effective batch

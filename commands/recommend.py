@@ -28,6 +28,7 @@ from gacost.commands.inputs import (
     trl_notes,
 )
 from gacost.commands.plot import check_path, recommend_plot
+from gacost.commands.saved_profiles import add_profile_folder_flag, changes, load_saved
 from gacost.commands.sky import add_sky_flags, check_sky_path, write_sky_task
 from gacost.pricing.price_dates import PriceDating, marked, max_age_from
 
@@ -41,8 +42,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="append",
         default=[],
         metavar="P",
-        help="a calibration profile (JSON) to use; repeatable",
+        help="a calibration profile (JSON) to use; repeatable (the profile folder's "
+        "profiles of the job's workload are used too, README 'Calibrating on SkyPilot')",
     )
+    add_profile_folder_flag(p)
     p.add_argument(
         "--prices",
         metavar="F",
@@ -86,7 +89,8 @@ def run(args: argparse.Namespace) -> str:
         check_path(args.plot)
     check_sky_path(args)
     job, trl = load_job_args(args)
-    profiles = [read_profile(p) for p in args.profile]
+    saved = load_saved(args, job)
+    profiles = [*(read_profile(p) for p in args.profile), *saved.profiles]
     table = price_table(args.prices, refresh=args.refresh_prices)
     dating = PriceDating(table.price_dates, utc_now(), max_age_from(args.price_age))
     report = recommend(
@@ -98,6 +102,7 @@ def run(args: argparse.Namespace) -> str:
         top=args.top,
     )
     sky_line = write_sky_task(args, job, report.recommended)
+    changed = changes(saved, report)
     mine = None if trl is None else user_split(
         report, trl.config.micro_batch, trl.config.grad_accum)
     if args.format == "json":
@@ -106,6 +111,8 @@ def run(args: argparse.Namespace) -> str:
             out["trl_config"] = {**trl.summary(), "your_split": mine}
         if sky_line is not None:
             out["sky_task"] = args.sky_task
+        if changed is not None:
+            out["profile_folder"] = {"folder": str(saved.folder), **changed.as_dict()}
         text = json.dumps(out, indent=2)
     elif args.format == "csv":
         text = render_csv(report, dating).rstrip("\n")
@@ -124,6 +131,9 @@ def run(args: argparse.Namespace) -> str:
             text += f"\nplot: {args.plot}"
     if sky_line and args.format == "table":
         text += f"\n{sky_line}"
+    if args.format == "table":
+        text += "".join(f"\n{line}" for line in
+                        [*saved.notes, *(changed.lines(saved.folder) if changed else [])])
     return text
 
 

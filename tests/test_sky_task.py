@@ -443,3 +443,134 @@ def test_launchable_providers_are_skypilot_clouds() -> None:
         set(LAUNCHABLE) - set(registry.CLOUD_REGISTRY))
     for provider in ("daytona", "hyperstack", "jarvislabs", "lium", "spheron"):
         assert provider not in registry.CLOUD_REGISTRY
+
+
+# --- calibrate --sky's tasks and its SkyPilot adapter, offline ------------------------------
+
+CALIBRATIONS = [  # (provider, instance type, spot, GPUs): the offer a calibration rents
+    ("verda", "1V100.6V", False, 1),
+    ("aws", "g6.xlarge", True, 1),
+    ("aws", "g5g.xlarge", False, 1),
+    ("gcp", "n1-highmem-4+1xT4", False, 1),
+    ("gcp", "g2-standard-4", True, 1),
+    ("lambda", "gpu_1x_a100_sxm4", False, 1),
+    ("runpod", "2x_L4_SECURE", False, 2),
+]
+
+
+def _calibration_configs(tmp_path: Path) -> tuple[list[Any], list[dict[str, Any]]]:
+    import argparse
+
+    from gacost.advisor.calibration_time import CalibrationTime
+    from gacost.commands.calibrate_sky import forwarded
+    from gacost.launch.remote_calibration import Target, calibration_task, cluster_name
+    from gacost.launch.staging import stage
+
+    workdir = stage(tmp_path / "workdir", load_job(EXAMPLE))
+    args = argparse.Namespace(warmup=3, max_updates=40, max_seconds=12.0, tolerance=0.02,
+                              passes=1, isolation="auto", splits=None, compile=False,
+                              liger=False, trace=True, trace_all=False)
+    targets, configs = [], []
+    for provider, instance, spot, world in CALIBRATIONS:
+        offer = _offer(provider, instance)
+        rate = offer.spot_hour if spot else offer.price_hour
+        assert rate is not None
+        t = Target(offer.gpu, offer, "spot" if spot else "on-demand", rate, world,
+                   CalibrationTime(300.0, 3, 3, 0, "predicted"))
+        name = cluster_name(t.gpu, "beef")
+        targets.append(t)
+        configs.append(calibration_task(t, str(workdir), forwarded(args, world), name))
+    return targets, configs
+
+
+def test_skypilot_resolves_each_calibration_task_to_its_offer(tmp_path: Path) -> None:
+    pytest.importorskip("sky")
+    targets, configs = _calibration_configs(tmp_path)
+    results = _resolve_all(configs, tmp_path)
+    for t, config, result in zip(targets, configs, results, strict=True):
+        assert isinstance(result, list), (t.label, result)
+        (r,) = result
+        assert (r["cloud"], r["region"]) == (t.offer.provider, sky_region(t.offer))
+        assert r["instance_type"] == sky_resources(t.offer)[0]
+        name, count = config["resources"]["accelerators"].split(":")
+        assert r["accelerators"] == {name: int(count)} and int(count) == t.world
+        assert r["use_spot"] == (t.pricing == "spot") and r["num_nodes"] == 1
+        # SkyPilot prices the instance at the rate the cost preview used
+        assert r["hourly_cost"] == pytest.approx(t.rate_hour, rel=1e-6), t.label
+
+
+ADAPTER = """
+import inspect, json, sys, types
+from pathlib import Path
+import sky
+from sky import exceptions
+from sky.client import sdk
+from gacost.launch.skypilot import SkyClusterLauncher
+
+calls = []
+
+def checked(module, name, result):
+    signature = inspect.signature(getattr(module, name))
+    def fake(*args, **kwargs):
+        signature.bind(*args, **kwargs)  # a TypeError if SkyPilot 0.14 takes no such call
+        calls.append(name)
+        return result(*args, **kwargs) if callable(result) else result
+    return fake
+
+def stream_and_get(request, **kwargs):
+    print("streamed", request, file=kwargs["output_stream"])
+    if request == "down-missing":
+        raise exceptions.ClusterDoesNotExist("no such cluster")
+    return (3, None) if request == "launch-request" else None
+
+def tail_logs(cluster, job_id, follow, **kwargs):
+    print("(gacost, pid=1) GACOST-PROFILE-BEGIN", file=kwargs["output_stream"])
+    return 0
+
+launcher = SkyClusterLauncher(Path(sys.argv[1]), 15)
+launcher.sky = types.SimpleNamespace(
+    Task=sky.Task,
+    get=checked(sky, "get", lambda request: request),
+    launch=checked(sky, "launch", "launch-request"),
+    stream_and_get=checked(sky, "stream_and_get", stream_and_get),
+    job_status=checked(sky, "job_status", {3: sky.JobStatus.FAILED_SETUP}),
+    tail_logs=checked(sky, "tail_logs", tail_logs),
+    down=checked(sky, "down", lambda cluster: "down-missing" if cluster == "gone" else "down"),
+    api_cancel=checked(sky, "api_cancel", "cancel-request"),
+)
+launcher.sdk = types.SimpleNamespace(enabled_clouds=checked(sdk, "enabled_clouds", ["AWS", "gcp"]))
+config = json.load(sys.stdin)
+out = {"enabled": sorted(launcher.enabled_clouds())}
+out["job"] = launcher.launch(config, cluster="gacost-cal-l4-beef")
+state = launcher.status("gacost-cal-l4-beef", 3)
+out["state"] = [state.phase, state.detail]
+out["logs"] = launcher.logs("gacost-cal-l4-beef", 3)
+launcher.down("gacost-cal-l4-beef")
+launcher._requests["pending"] = "launch-request"  # a launch still streaming
+launcher.down("pending")
+launcher.down("gone")  # a cluster that does not exist: no error
+out["calls"] = calls
+print(json.dumps(out))
+"""
+
+
+def test_the_calibration_adapter_calls_skypilot_as_it_is(tmp_path: Path) -> None:
+    """SkyClusterLauncher's calls bind to SkyPilot 0.14's own signatures (sky.launch,
+    stream_and_get, job_status, tail_logs, down, api_cancel, get, sdk.enabled_clouds) and
+    its answers are read as SkyPilot gives them; the task is parsed by sky.Task."""
+    pytest.importorskip("sky")
+    _, configs = _calibration_configs(tmp_path)
+    done = subprocess.run([sys.executable, "-c", ADAPTER, str(tmp_path / "logs")],
+                          input=json.dumps(configs[0]), capture_output=True, text=True,
+                          env=_sky_env(tmp_path), cwd=tmp_path, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["enabled"] == ["aws", "gcp"] and out["job"] == 3
+    assert out["state"] == ["failed", "FAILED_SETUP"]
+    assert "GACOST-PROFILE-BEGIN" in out["logs"]
+    assert out["calls"] == [
+        "enabled_clouds", "get", "launch", "stream_and_get", "job_status", "get", "tail_logs",
+        "down", "stream_and_get", "api_cancel", "get", "down", "stream_and_get", "down",
+        "stream_and_get"]
+    log = (tmp_path / "logs" / "gacost-cal-l4-beef.log").read_text(encoding="utf-8")
+    assert "streamed launch-request" in log and "streamed down" in log
