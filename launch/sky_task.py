@@ -110,6 +110,7 @@ _GCP_ATTACHED = re.compile(r"^(n1-[a-z]+-\d+)\+(\d+)x(.+)$")
 _LAUNCHERS = ("torchrun", "accelerate", "deepspeed")  # commands that start their processes
 _PYTHON = re.compile(r"^python(3(\.\d+)?)?$")
 PROFILE_DIR = "gacost-profiles"  # under the remote home; one profile per run
+WIRE = "gacost.calibration.wire"  # runs a python command with GacostCallback attached
 
 
 class _Dumper(yaml.SafeDumper):
@@ -165,10 +166,10 @@ def sky_region(offer: Offer) -> str:
 
 
 def run_line(command: str, world: int) -> str:
-    """The user's command as one run runs it: under ``torchrun --nproc_per_node`` for a
-    data-parallel plan (replacing a leading ``python``), as given otherwise."""
-    if world == 1:
-        return command
+    """The user's command as one run runs it. A ``python ...`` command runs through
+    :mod:`gacost.calibration.wire` (``GacostCallback`` attached to its trainers, so the run
+    writes ``$GACOST_PROFILE``), under ``torchrun --nproc_per_node`` for a data-parallel
+    plan; a command that starts its own processes, or any other for one GPU, as given."""
     try:
         words = shlex.split(command)
     except ValueError as exc:  # an unclosed quote
@@ -178,7 +179,11 @@ def run_line(command: str, world: int) -> str:
         return command  # it starts its own processes (and reads GACOST_WORLD_SIZE)
     if words and _PYTHON.match(words[0]):
         rest = command.lstrip()[len(words[0]):].lstrip()
-        return f"torchrun --nproc_per_node=$GACOST_WORLD_SIZE {rest}"
+        if world == 1:
+            return f"{words[0]} -m {WIRE} {rest}"
+        return f"torchrun --nproc_per_node=$GACOST_WORLD_SIZE -m {WIRE} {rest}"
+    if world == 1:
+        return command
     raise LaunchError(
         f"--train-command: a {world}-GPU plan runs the script under `torchrun "
         f"--nproc_per_node={world}`; give it as `python train.py ...` (or start it with "
@@ -247,8 +252,11 @@ def render_task(plan: Plan, config: dict[str, Any]) -> str:
         + f", {plan.runs} run(s){nodes}.",
         "# Your script reads GACOST_MICRO_BATCH / GACOST_GRAD_ACCUM as "
         "per_device_train_batch_size /",
-        "# gradient_accumulation_steps and attaches "
-        'GacostCallback(os.environ["GACOST_PROFILE"]).',
+        "# gradient_accumulation_steps. "
+        + (f"A python command runs through `-m {WIRE}`, which attaches GacostCallback"
+           if WIRE in config["run"] else
+           'Your script attaches GacostCallback(os.environ["GACOST_PROFILE"])'),
+        "# so each run writes its profile to $GACOST_PROFILE.",
         "# Launch: sky launch -c gacost-run <this file>   (spot: sky jobs launch <this file>)",
         f"# Profiles: rsync -Pavz gacost-run:{PROFILE_DIR}/ ./{PROFILE_DIR}/",
         f"#   then: gacost recommend --job JOB --profile {PROFILE_DIR}/run-0.json",

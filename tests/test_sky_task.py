@@ -81,7 +81,7 @@ def test_single_gpu_task_fields() -> None:
     assert config["envs"] == {"GACOST_MICRO_BATCH": "4", "GACOST_GRAD_ACCUM": "1",
                               "GACOST_RUNS": "3"}
     assert "pip install 'gacost[calibrate]==" in config["setup"]
-    assert "\n  python train.py --lr 1e-4\n" in config["run"]
+    assert "\n  python -m gacost.calibration.wire train.py --lr 1e-4\n" in config["run"]
     assert 'GACOST_PROFILE="$HOME/gacost-profiles/run-$i.json"' in config["run"]
 
 
@@ -93,10 +93,20 @@ def test_multi_gpu_spot_task_runs_torchrun_on_every_node() -> None:
     assert config["resources"]["use_spot"] is True
     assert config["num_nodes"] == 2
     assert config["envs"]["GACOST_WORLD_SIZE"] == "4"
-    assert "torchrun --nproc_per_node=$GACOST_WORLD_SIZE -m mypkg.train --epochs 1" in (
+    assert ("torchrun --nproc_per_node=$GACOST_WORLD_SIZE -m gacost.calibration.wire "
+            "-m mypkg.train --epochs 1") in (
         config["run"])
     # node r of N runs runs r, r+N, ...: 5 runs on 2 nodes
     assert 'seq "${SKYPILOT_NODE_RANK:-0}" "${SKYPILOT_NUM_NODES:-1}"' in config["run"]
+
+
+def test_python_commands_run_with_the_callback_wired_in() -> None:
+    assert sky_task.run_line("python train.py --lr 1e-4", 1) == (
+        "python -m gacost.calibration.wire train.py --lr 1e-4")
+    assert sky_task.run_line("python3 -m mypkg.train", 1) == (
+        "python3 -m gacost.calibration.wire -m mypkg.train")
+    assert sky_task.run_line("python train.py", 2) == (
+        "torchrun --nproc_per_node=$GACOST_WORLD_SIZE -m gacost.calibration.wire train.py")
 
 
 def test_launchers_are_left_alone_and_other_commands_refused() -> None:
@@ -422,7 +432,7 @@ def test_recommend_writes_a_task_skypilot_resolves(tmp_path: Path) -> None:
     assert task["resources"]["infra"] == f"{best['provider']}/{best['region']}"
     assert task["envs"]["GACOST_MICRO_BATCH"] == str(best["micro_batch"])
     assert task["envs"]["GACOST_GRAD_ACCUM"] == str(best["grad_accum"])
-    assert task["run"].count("python train.py") == 1
+    assert task["run"].count("python -m gacost.calibration.wire train.py") == 1
     # the file stays unless --force
     out.write_text("mine\n", encoding="utf-8")
     again = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path,
