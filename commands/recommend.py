@@ -278,6 +278,9 @@ def render_text(r: Report, yours: str | None = None, wide: bool = False,
         out.append(f"prices: {r.price_source}, as of {r.price_as_of}")
     out += price_date_lines([p.offer for p in [w, *r.plans]], r.price_as_of, dating)
     out += [f"calibrate: {a}" for a in r.advice]
+    if r.calibrate:
+        out.append(f"calibrate: where you would rent them: `gacost calibrate --sky "
+                   f"{','.join(r.calibrate)} --job JOB` (gacost[sky]; it shows the cost first)")
     if r.model_fit:
         out.append(f"note: {r.model_fit[0]}; predicted figures carry 90% bands (bench/MODEL.md)")
     if r.recommended.time_source == "predicted":

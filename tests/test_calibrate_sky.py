@@ -585,3 +585,15 @@ def test_the_task_run_script_calibrates_and_frames_the_profile(tmp_path: Path) -
     profile = read_profile(kept.path)
     assert profile.workload.model == local_name
     assert profile.fingerprint == job.workload(local_name).fingerprint()
+
+
+def test_recommend_says_how_to_calibrate_where_you_would_rent(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["recommend", "--job", str(ROOT / "examples" / "qwen3-1.7b-lora.yaml"),
+                 "--no-profile-folder"]) in (0, None)
+    text = capsys.readouterr().out
+    assert main(["recommend", "--job", str(ROOT / "examples" / "qwen3-1.7b-lora.yaml"),
+                 "--no-profile-folder", "--format", "json"]) in (0, None)
+    named = json.loads(capsys.readouterr().out)["calibrate"]
+    assert named, "the example's recommendation names GPUs to calibrate"
+    assert f"`gacost calibrate --sky {','.join(named)} --job JOB`" in text
