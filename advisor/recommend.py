@@ -22,6 +22,7 @@ from gacost.advisor.split_estimates import (
     matching_profiles,
     recorded_first,
 )
+from gacost.advisor.time_model import DEFAULT_PARAMS, TimeModelParams
 from gacost.base import gpu_table, models
 from gacost.base.errors import UnknownNameError, did_you_mean
 from gacost.base.job import Job
@@ -159,9 +160,10 @@ class Estimated:
 
 
 def estimate_job(job: Job, offers: Sequence[Offer],
-                 user_profiles: Sequence[Profile] = ()) -> Estimated:
+                 user_profiles: Sequence[Profile] = (),
+                 terms: TimeModelParams = DEFAULT_PARAMS) -> Estimated:
     """Every split of ``job`` on every candidate GPU (measured or predicted) and the offers
-    of its GPUs and providers."""
+    of its GPUs and providers; ``terms``: the time model's fixed terms (a bench's variant)."""
     notes: list[str] = []
     model_name, cfg = models.load_model_config(job.model)
     arch = models.model_arch(model_name, cfg)
@@ -179,9 +181,10 @@ def estimate_job(job: Job, offers: Sequence[Offer],
         if id(p) in user_ids and p.gpu not in gpu_names:
             notes.append(f"profile for {p.gpu} unused: {p.gpu} is not among the job's gpus")
     setup = predictor.setup_for(workload)  # the one Workload -> TrainSetup conversion
+    reference = predictor.reference_model(terms)
     fitted = (predictor.fitted_model([*user_profiles, *references], archs=[arch],
-                                     anchor=predictor.reference_model())
-              if user_profiles else predictor.reference_model())
+                                     anchor=reference, terms=terms)
+              if user_profiles else reference)
     # your profile's machine hosts the predictions on its GPU (calibrate where you would
     # rent); every other GPU is predicted for a machine nobody measured
     machines: dict[str, str] = {}
@@ -197,7 +200,7 @@ def estimate_job(job: Job, offers: Sequence[Offer],
         lever_setup = replace(setup, torch_compile=compiled, liger=liger)
         mine, _ = matching_profiles(
             profiles, replace(workload, torch_compile=compiled, liger=liger))
-        setup_s = compile_seconds_for(arch, mine) if compiled else 0.0
+        setup_s = compile_seconds_for(arch, mine, terms) if compiled else 0.0
         for world in worlds:
             found, missed = estimate_splits(
                 arch, lever_setup, specs, job.splits(world), mine, job.vram_margin,
@@ -233,10 +236,11 @@ def lever_choices(job: Job) -> list[tuple[str, ...]]:
     return combos
 
 
-def compile_seconds_for(arch: ModelArch, profiles: Sequence[Profile]) -> float:
+def compile_seconds_for(arch: ModelArch, profiles: Sequence[Profile],
+                        terms: TimeModelParams = DEFAULT_PARAMS) -> float:
     """torch.compile's compilation per run: measured in a matching profile, else the prior."""
     measured = [s.compile_seconds for p in profiles for s in p.splits if s.compile_seconds]
-    return max(measured) if measured else time_model.compile_seconds(arch)
+    return max(measured) if measured else time_model.compile_seconds(arch, terms)
 
 
 def lever_lines(est: Estimated, chosen: SplitEstimate) -> list[str]:
@@ -292,13 +296,12 @@ def gpu_busy(est: Estimated, e: SplitEstimate) -> float | None:
     spec = gpu_table.gpu_specs().get(e.gpu)
     if spec is None:
         return None
-    costs = time_model.work_costs(est.arch, est.setup)
-    rates = time_model.gpu_rates(spec, costs.compute_precision)
+    costs = time_model.work_costs(est.arch, est.setup, est.fitted.terms)
+    rates = time_model.gpu_rates(spec, costs.compute_precision, est.fitted.terms)
     if rates is None:
         return None
-    params = est.fitted.params(e.gpu)
-    part = time_model.micro_step(costs, rates, params, e.micro_batch)
-    total = time_model.smooth_max(part.host, part.gpu, params.overlap)
+    part = time_model.micro_step(costs, rates, est.fitted.params(e.gpu), e.micro_batch)
+    total = time_model.smooth_max(part.host, part.gpu, costs.terms.overlap)
     return min(1.0, part.gpu / total) if total > 0 else None
 
 
