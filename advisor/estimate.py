@@ -21,6 +21,7 @@ from gacost.advisor.split_estimates import (
     matching_profiles,
     recorded_first,
 )
+from gacost.advisor.time_model import DEFAULT_PARAMS, TimeModelParams
 from gacost.base import gpu_table, models
 from gacost.base.errors import UnknownNameError, did_you_mean
 from gacost.base.job import Job
@@ -43,9 +44,10 @@ class Estimated:
 
 
 def estimate_job(job: Job, offers: Sequence[Offer],
-                 user_profiles: Sequence[Profile] = ()) -> Estimated:
+                 user_profiles: Sequence[Profile] = (),
+                 terms: TimeModelParams = DEFAULT_PARAMS) -> Estimated:
     """Every split of ``job`` on every candidate GPU (measured or predicted) and the offers
-    of its GPUs and providers."""
+    of its GPUs and providers; ``terms``: the time model's fixed terms (a bench's variant)."""
     notes: list[str] = []
     model_name, cfg = models.load_model_config(job.model)
     arch = models.model_arch(model_name, cfg)
@@ -63,9 +65,10 @@ def estimate_job(job: Job, offers: Sequence[Offer],
         if id(p) in user_ids and p.gpu not in gpu_names:
             notes.append(f"profile for {p.gpu} unused: {p.gpu} is not among the job's gpus")
     setup = predictor.setup_for(workload)  # the one Workload -> TrainSetup conversion
+    reference = predictor.reference_model(terms)
     fitted = (predictor.fitted_model([*user_profiles, *references], archs=[arch],
-                                     anchor=predictor.reference_model())
-              if user_profiles else predictor.reference_model())
+                                     anchor=reference, terms=terms)
+              if user_profiles else reference)
     # your profile's machine hosts the predictions on its GPU (calibrate where you would
     # rent); every other GPU is predicted for a machine nobody measured
     machines: dict[str, str] = {}
@@ -81,7 +84,7 @@ def estimate_job(job: Job, offers: Sequence[Offer],
         lever_setup = replace(setup, torch_compile=compiled, liger=liger)
         mine, _ = matching_profiles(
             profiles, replace(workload, torch_compile=compiled, liger=liger))
-        setup_s = compile_seconds_for(arch, mine) if compiled else 0.0
+        setup_s = compile_seconds_for(arch, mine, terms) if compiled else 0.0
         for world in worlds:
             found, missed = estimate_splits(
                 arch, lever_setup, specs, job.splits(world), mine, job.vram_margin,
@@ -117,10 +120,11 @@ def lever_choices(job: Job) -> list[tuple[str, ...]]:
     return combos
 
 
-def compile_seconds_for(arch: ModelArch, profiles: Sequence[Profile]) -> float:
+def compile_seconds_for(arch: ModelArch, profiles: Sequence[Profile],
+                        terms: TimeModelParams = DEFAULT_PARAMS) -> float:
     """torch.compile's compilation per run: measured in a matching profile, else the prior."""
     measured = [s.compile_seconds for p in profiles for s in p.splits if s.compile_seconds]
-    return max(measured) if measured else time_model.compile_seconds(arch)
+    return max(measured) if measured else time_model.compile_seconds(arch, terms)
 
 
 def _filter_offers(job: Job, offers: Sequence[Offer], gpus: Sequence[str],

@@ -33,12 +33,6 @@ NOISE_GPU = 0.015  # run-to-run log sd of a GPU-bound split (H200 repeats: 0.2-2
 # splits measured 2-3 times each on the lent H200 across hours and days (12 df: 0.142;
 # bench/MODEL.md "Host spread"); it was 0.085 from repeats within one hour.
 NOISE_HOST = 0.14
-# log sd of the time model's structural error on a workload it was not fitted to: the smallest
-# value whose 90 % bands hold 90 % of the held-out measurements in every host group
-# (host-bound, mixed, GPU-bound) over the H200 leave-one-workload-out splits and the user's
-# runs of new workloads: 0.06 held GPU-bound splits 13 of 16, 0.08 holds 15 of 16
-# (bench/band_scan.py, MODEL.md "Bands")
-MODEL_SD = 0.08
 MEM_NOISE_FRAC = 0.02  # relative sd of a predicted peak beyond the fitted terms
 MEM_NOISE_GIB = 0.05
 
@@ -73,7 +67,9 @@ def has_sustained_rate(gpu: str) -> bool:
 TIME_PRIORS: dict[str, Prior] = {
     "stack_eff": Prior(0.9, 0.2, why="best GEMM efficiency of HF/TRL LoRA against the sustained "
                        "matmul rate (H200 sweep: 700-786 of 794.5 TFLOP/s at large shapes)"),
-    "gpu_launch": Prior(time_model.GPU_S_PER_LAUNCH, 0.4,
+    # the centre: the memory-bound GPU time's floor per launch fitted to the H200 sweep's
+    # traces (bench/model_v2.py, "gpu_s_per_launch": 1.352 us)
+    "gpu_launch": Prior(1.35e-6, 0.4,
                         why="GPU time floor per launched kernel (H200 sweep traces)"),
     "host_base": Prior(30e-6, 0.35, why="host seconds per kernel launch (lent H200 host 22-35 us "
                        "by configuration; a rented host's CPU is unknown)"),
@@ -192,7 +188,7 @@ def time_prior(name: str) -> Prior:
 def _time_params(gpu: str, values: Sequence[float]) -> TimeParams:
     stack, launch, host_base, gpu_eff, host_dev = values
     return TimeParams(host_s_per_launch=host_base * host_dev, efficiency=stack * gpu_eff,
-                      gpu_s_per_launch=launch, overlap=time_model.OVERLAP_P)
+                      gpu_s_per_launch=launch)
 
 
 def run_noise(share: float) -> float:
@@ -401,7 +397,9 @@ class TimeFit:
                 q.costs, q.rates, _time_params(q.gpu, [values[i] for i in s]), q.m))
             for q, s in zip(queries, sel, strict=True)
         ])
-        out = grad @ cov @ grad.T + np.diag(self.fit.result.scale * noise**2 + MODEL_SD**2)
+        # the model's structural error, one term per query (the terms its costs carry)
+        structural = np.array([q.costs.terms.model_sd**2 for q in queries])
+        out = grad @ cov @ grad.T + np.diag(self.fit.result.scale * noise**2 + structural)
         return centre, np.asarray(out, dtype=np.float64)
 
     def reports(self) -> list[ParamReport]:

@@ -14,7 +14,7 @@ import json
 import math
 import re
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -40,7 +40,7 @@ from gacost.advisor.model_fit import (
     mem_fit_from_dict,
     time_fit_from_dict,
 )
-from gacost.advisor.time_model import TimeParams, TrainSetup
+from gacost.advisor.time_model import DEFAULT_PARAMS, TimeModelParams, TimeParams, TrainSetup
 from gacost.base import embedded, gpu_table, models
 from gacost.base.errors import DataError, UnknownNameError
 from gacost.base.job import LINEAR_MODULES
@@ -138,12 +138,12 @@ def as_measured(costs: time_model.WorkCosts, p: Profile, m: int) -> time_model.W
 
 
 def profile_observations(
-    p: Profile, arch: ModelArch, gpu: GpuSpec
+    p: Profile, arch: ModelArch, gpu: GpuSpec, terms: TimeModelParams = DEFAULT_PARAMS
 ) -> tuple[list[TimeObservation], list[MemObservation]]:
-    """Time and memory observations of every timed split of ``p``."""
+    """Time and memory observations of every timed split of ``p`` (time model: ``terms``)."""
     setup = setup_for(p.workload, p.software)
-    costs = time_model.work_costs(arch, setup)
-    rates = time_model.gpu_rates(gpu, costs.compute_precision)
+    costs = time_model.work_costs(arch, setup, terms)
+    rates = time_model.gpu_rates(gpu, costs.compute_precision, terms)
     mcosts = memory_model.memory_costs(arch, setup)
     times: list[TimeObservation] = []
     mems: list[MemObservation] = []
@@ -183,13 +183,15 @@ class FittedModel:
     ``machines``: (GPU, machine) pairs: predictions on that GPU use that machine's host term
     (the machine of the user's own profile: calibrate where you would rent). Any other GPU's
     prediction is for a machine nobody measured: the host from every measured machine, with
-    the spread between machines in its band."""
+    the spread between machines in its band. ``terms``: the time model's fixed terms it was
+    fitted and predicts with."""
 
     time: TimeFit
     memory: MemFit
     used: tuple[str, ...]
     unused: tuple[str, ...]
     machines: tuple[tuple[str, str], ...] = ()
+    terms: TimeModelParams = DEFAULT_PARAMS
 
     def on_machines(self, machines: Mapping[str, str]) -> FittedModel:
         """This model predicting each GPU of ``machines`` on that machine's host."""
@@ -206,8 +208,8 @@ class FittedModel:
     def host_share(self, arch: ModelArch, setup: TrainSetup, gpu: GpuSpec, m: int) -> float:
         """How host-bound a micro-step of ``m`` on ``gpu`` is, in [0, 1] (0 without a tensor
         rate for ``gpu``): :func:`time_model.host_share` at the central parameters."""
-        costs = time_model.work_costs(arch, setup)
-        rates = time_model.gpu_rates(gpu, costs.compute_precision)
+        costs = time_model.work_costs(arch, setup, self.terms)
+        rates = time_model.gpu_rates(gpu, costs.compute_precision, self.terms)
         if rates is None:
             return 0.0
         return time_model.host_share(costs, rates, self.params(gpu.name), m)
@@ -220,8 +222,8 @@ class FittedModel:
         ``world`` > 1: data parallel, ``m`` per GPU, plus the gradient all-reduce over the
         default interconnect of ``gpu`` (:func:`time_model.comm_seconds`).
         """
-        costs = time_model.work_costs(arch, setup)
-        rates = time_model.gpu_rates(gpu, costs.compute_precision)
+        costs = time_model.work_costs(arch, setup, self.terms)
+        rates = time_model.gpu_rates(gpu, costs.compute_precision, self.terms)
         if rates is None:
             return None
         band = self.time.predict(gpu.name, costs, rates, m, k, self.machine_for(gpu.name))
@@ -248,7 +250,7 @@ class FittedModel:
 
         A side with a measured time uses it with the run-to-run noise of a median.
         """
-        costs = time_model.work_costs(arch, setup)
+        costs = time_model.work_costs(arch, setup, self.terms)
         logs: list[float] = [0.0, 0.0]
         var = np.zeros((2, 2))
         queries: list[tuple[int, TimeQuery]] = []
@@ -257,7 +259,7 @@ class FittedModel:
                 logs[i] = math.log(side.measured_s)
                 var[i, i] = TIME_NOISE**2
                 continue
-            rates = time_model.gpu_rates(side.gpu, costs.compute_precision)
+            rates = time_model.gpu_rates(side.gpu, costs.compute_precision, self.terms)
             if rates is None:
                 return None
             queries.append((i, TimeQuery(side.gpu.name, costs, rates, side.m, side.k,
@@ -323,7 +325,7 @@ def _cache_key(profiles: Sequence[Profile], archs: Sequence[ModelArch] = ()) -> 
 
 def fitted_model(
     profiles: Sequence[Profile], archs: Sequence[ModelArch] = (),
-    anchor: FittedModel | None = None,
+    anchor: FittedModel | None = None, terms: TimeModelParams = DEFAULT_PARAMS,
 ) -> FittedModel:
     """Fit both models to ``profiles`` (duplicates dropped), cached per process.
 
@@ -331,17 +333,18 @@ def fitted_model(
     With ``anchor`` (the reference model, when a user's profiles are added) the global time
     parameters stay at the anchor's fit: a profile then informs only its own GPU's host and
     device terms, never another GPU's. Without one, the globals are fitted on the profiles
-    of :data:`GLOBAL_FIT_GPUS` alone and anchor the rest the same way.
+    of :data:`GLOBAL_FIT_GPUS` alone and anchor the rest the same way. ``terms``: the time
+    model's fixed terms (a bench's variant; the fit and its predictions use them).
     """
     if anchor is None and any(p.gpu not in GLOBAL_FIT_GPUS for p in profiles):
         core = [p for p in profiles if p.gpu in GLOBAL_FIT_GPUS]
         if core:
-            anchor = fitted_model(core, archs)
+            anchor = fitted_model(core, archs, terms=terms)
     unique = list({_key(p): p for p in profiles}.items())
     extra = {a.name: a for a in archs}
     # the anchor itself keys the fit (the reference model and an automatic anchor can hold
     # the same profiles); anchors are cached models, so their identity is stable
-    cache_key = (_cache_key(profiles, archs), None if anchor is None else id(anchor))
+    cache_key = (_cache_key(profiles, archs), None if anchor is None else id(anchor), terms)
     hit = _CACHE.get(cache_key)
     if hit is not None:
         return hit
@@ -356,13 +359,13 @@ def fitted_model(
         if arch is None or p.gpu not in specs:
             unused.append(what)
             continue
-        t, m = profile_observations(p, arch, specs[p.gpu])
+        t, m = profile_observations(p, arch, specs[p.gpu], terms)
         times += t
         mems += m
         used.append(what)
     time_fit = (fit_time(times) if anchor is None else
                 fit_time(times, priors=anchored_priors(anchor.time), fixed=TIME_GLOBALS))
-    model = FittedModel(time_fit, fit_memory(mems), tuple(used), tuple(unused))
+    model = FittedModel(time_fit, fit_memory(mems), tuple(used), tuple(unused), terms=terms)
     _CACHE[cache_key] = model
     return model
 
@@ -379,15 +382,17 @@ REFERENCE_FIT = "reference_fit.json"  # in the embedded data; written by bench/r
 MODEL_VERSION = "2026-12-03 L2 residency, host per machine, RMSNorm fp32 copies"
 
 
-def model_constants() -> str:
-    """Every constant of the model modules (their upper-case module values), as text: what,
-    besides the formulas, the fit depends on. Docstrings and comments are not in it."""
+def model_constants(terms: TimeModelParams = DEFAULT_PARAMS) -> str:
+    """Every constant of the model, as text: what, besides the formulas, the fit depends on.
+    The time model's fixed terms ``terms`` field by field, then the upper-case values of the
+    model modules (counted facts, priors, noise). Docstrings and comments are not in it."""
     from gacost.advisor import kernel_counts, memory_model, model_fit
 
-    parts = []
+    parts = [f"{time_model.__name__}.{TimeModelParams.__name__}.{f.name}="
+             f"{getattr(terms, f.name)!r}" for f in fields(terms)]
     for mod in (time_model, memory_model, model_fit, kernel_counts):
         for name, value in sorted(vars(mod).items()):
-            if name.isupper() and not callable(value):
+            if name.isupper() and not callable(value) and not isinstance(value, TimeModelParams):
                 parts.append(f"{mod.__name__}.{name}={value!r}")
     parts += [f"{name}={value!r}" for name, value in (
         ("GLOBAL_FIT_GPUS", GLOBAL_FIT_GPUS), ("FIRST_TRAINER_HOST", FIRST_TRAINER_HOST),
@@ -395,15 +400,17 @@ def model_constants() -> str:
     return "\n".join(parts)
 
 
-def reference_fit_key(profiles: Sequence[Profile]) -> str:
-    """What a saved reference fit must match: the profiles, the model's version and constants
-    (:func:`model_constants`) and the GPU table; a docstring or comment change needs no
-    refit."""
+def reference_fit_key(
+    profiles: Sequence[Profile], terms: TimeModelParams = DEFAULT_PARAMS
+) -> str:
+    """What a saved reference fit must match: the profiles, the model's version, its fixed
+    terms and constants (:func:`model_constants`) and the GPU table; a docstring or comment
+    change needs no refit."""
     h = hashlib.sha256()
     for p in sorted(repr(_key(p)) for p in profiles):
         h.update(p.encode())
     h.update(MODEL_VERSION.encode())
-    h.update(model_constants().encode())
+    h.update(model_constants(terms).encode())
     h.update((embedded.data_root() / "gpus.csv").read_bytes())
     return h.hexdigest()[:20]
 
@@ -427,16 +434,17 @@ def _saved_reference(key: str) -> FittedModel | None:
         return None  # missing or stale: fit again
 
 
-def reference_model() -> FittedModel:
+def reference_model(terms: TimeModelParams = DEFAULT_PARAMS) -> FittedModel:
     """Both models fitted to the reference profiles: the fit saved in the embedded data when
-    it matches the profiles and the model's code (:func:`reference_fit_key`), else a new fit."""
+    it matches the profiles and the model's code (:func:`reference_fit_key`), else a new fit
+    (always with a bench's variant of the time model's ``terms``)."""
     profiles = reference_profiles()
-    cache_key = _cache_key(profiles)
+    cache_key = (_cache_key(profiles), terms)
     hit = _CACHE.get(cache_key)
     if hit is not None:
         return hit
-    saved = _saved_reference(reference_fit_key(profiles))
+    saved = _saved_reference(reference_fit_key(profiles, terms))
     if saved is None:
-        return fitted_model(profiles)
+        return fitted_model(profiles, terms=terms)
     _CACHE[cache_key] = saved
     return saved

@@ -122,13 +122,12 @@ def gpu_busy(est: Estimated, e: SplitEstimate) -> float | None:
     spec = gpu_table.gpu_specs().get(e.gpu)
     if spec is None:
         return None
-    costs = time_model.work_costs(est.arch, est.setup)
-    rates = time_model.gpu_rates(spec, costs.compute_precision)
+    costs = time_model.work_costs(est.arch, est.setup, est.fitted.terms)
+    rates = time_model.gpu_rates(spec, costs.compute_precision, est.fitted.terms)
     if rates is None:
         return None
-    params = est.fitted.params(e.gpu)
-    part = time_model.micro_step(costs, rates, params, e.micro_batch)
-    total = time_model.smooth_max(part.host, part.gpu, params.overlap)
+    part = time_model.micro_step(costs, rates, est.fitted.params(e.gpu), e.micro_batch)
+    total = time_model.smooth_max(part.host, part.gpu, costs.terms.overlap)
     return min(1.0, part.gpu / total) if total > 0 else None
 
 

@@ -22,10 +22,11 @@ and the host and GPU overlap (the host queues kernels ahead of the GPU):
 ``k * t_micro + t_opt`` (optimizer step: host time per layer plus the bytes of the
 trainable state over the bandwidth).
 
-``W0``, ``A``'s coefficients and ``g`` come from the H200 sweep's traces
-(``bench/model_v2.py`` derives them; bench/MODEL.md); ``P`` and ``BW_stream`` from the
-sourced GPU table. Free parameters (:class:`TimeParams`): ``c`` (host), ``eta_max`` (GPU),
-``g`` (global).
+``W0`` and ``A``'s coefficients come from the H200 sweep's traces (``bench/model_v2.py``
+derives them, and ``g``'s prior; bench/MODEL.md); ``P`` and ``BW_stream`` from the sourced
+GPU table. Fixed terms, measured or assumed (one frozen :class:`TimeModelParams`, the shipped
+:data:`DEFAULT_PARAMS`; a bench varies them with :func:`dataclasses.replace`); free
+parameters (:class:`TimeParams`): ``c`` (host), ``eta_max`` (GPU), ``g`` (global).
 
 Data parallel over ``N`` GPUs of one node (``m`` per GPU) adds, once per update, the ring
 all-reduce of the trainable gradients: ``2(N-1)/N * bytes / link_bw + 2(N-1) * latency``
@@ -42,41 +43,10 @@ from gacost.advisor import kernel_counts
 from gacost.base import gpu_table
 from gacost.base.records import GpuSpec, ModelArch
 
-OVERLAP_P = 4.0  # smooth-max exponent between host and GPU time (see bench/MODEL.md)
-# --- GPU terms derived from the H200 sweep's traces (bench/model_v2.py, bench/MODEL.md) ----
-GEMM_SHAPE_W0 = 1.44e6  # T x hidden at which GEMMs reach half their best efficiency (H200)
-GEMM_SHAPE_SMS = 132  # ... on the H200's 132 SMs; a GPU with fewer SMs fills at smaller shapes
-ACT_BYTES_HIDDEN = 230.7  # memory-bound bytes per token, layer and pass, per hidden element
-ACT_BYTES_LORA_IN = 59.72  # the same per input element of a LoRA-wrapped linear
-# (a term per token and vocabulary entry was fitted negative, collinear with these: left out)
-GPU_S_PER_LAUNCH = 1.35e-6  # GPU time floor per launched kernel (H200)
-# per-launch host cost relative to LoRA with checkpointing (H200 sweep, t/L per split):
-HOST_FACTOR_QLORA = 1.2  # bitsandbytes dequant launches: 37-41 against 31-34 us
-HOST_FACTOR_LIGER = 1.6  # Triton launches from Python: 47-53 us
-# compiled graphs launch fewer, heavier kernels: 30.7 and 33.4 us per launch in the two
-# compiled Qwen3-1.7B 4x1 runs against 26.4 us eager in the same session (mean ratio 1.21)
-HOST_FACTOR_COMPILE = 1.21
-# no checkpointing: the host-bound splits of the two no-GC workloads ran at 22.8 us (Qwen3-1.7B
-# 1x4) and 31.5 us (Llama-3.2-1B 1x8) per launch against 33 us with GC: geometric mean 0.81
-HOST_FACTOR_NO_GC = 0.81
-# memory-bound GPU time relative to bf16 LoRA of the same shapes (H200 traces, one workload
-# each): Liger's fused kernels (62 -> 34 ms per micro-step), torch.compile (Qwen3-1.7B 4x1,
-# gacost calibrate --compile: other + copies 63.1 -> 13.2 ms), QLoRA as TRL builds it (w06:
-# 456 ms against 617 predicted for LoRA) and with prepare_model_for_kbit_training's fp32
-# upcasts (w07: 753 against 620)
-LIGER_OTHER_FACTOR = 0.55
-COMPILE_OTHER_FACTOR = 0.21
-QLORA_OTHER_FACTOR = 0.74
-PREPARE_KBIT_OTHER_FACTOR = 1.21
-STREAM_FRACTION = 0.8  # stream/peak bandwidth where the table has no measured stream rate
-DEFAULT_MATMUL_FRACTION = 0.75  # sustained/datasheet matmul rate where the table has neither
-# torch.compile's compilation, once per run: 148.9 and 164.0 s for Qwen3-1.7B (28 layers) on
-# the lent H200's host (bench/RESULTS.md, two runs), taken per layer; a profile's measured
-# compile_seconds replaces it
-COMPILE_SECONDS_PER_LAYER = (148.9 + 164.0) / 2 / 28
 # launches are counted at these micro-batches and interpolated in log2(m) between them
 LAUNCH_GRID = tuple(2**i for i in range(10))
-OPT_HOST_S_PER_LAYER = 6e-4  # optimizer step + Trainer bookkeeping per layer (prior, not fitted)
+# --- counted facts of the data formats and the hardware: not terms a variant of the model
+# changes (the memory model shares QLORA_BYTES_PER_PARAM); the terms: TimeModelParams -------
 ADAM_BYTES_PER_PARAM = 28.0  # AdamW fp32: read param, grad, m, v; write param, m, v
 QLORA_BYTES_PER_PARAM = 0.5 + 4.0 / 64 / 4  # NF4 + double-quantised absmax per 64-block
 DEQUANT_BYTES_PER_PARAM = 4.0  # bf16 tile written and read back per pass (QLoRA)
@@ -86,20 +56,6 @@ DEQUANT_BYTES_PER_PARAM = 4.0  # bf16 tile written and read back per pass (QLoRA
 # gradient (4 B) and the mask (1 B) and writes the input's gradient (4 B). Counted bytes,
 # not fitted.
 DROPOUT_BYTES_PER_INPUT = 4.0 + 4.0 + 1.0
-# LoRA dropout > 0 costs the host about three average launches per dropout kernel (PEFT's
-# nn.Dropout module call, the autograd node, the output and mask allocations; not one fused
-# launch): derived from two measured pairs on the H200 host, own process, dropout 0 -> 0.05,
-# shared/research/measurements-2026-12-03.md section 2: Qwen3-1.7B GC 1x4 +0.235 s/update
-# over 588 dropout kernels per micro-step x 4 = 100 us each; Qwen3-0.6B no GC 1x8 +0.312 s
-# over 389 x 8 = 100 us each; against 34 us per average launch on that host: 2.9. Checked
-# against a third pair (bench/RESULTS.md, 2026-12-03 calibrate traces at 4x1: 87 us, 2.5).
-DROPOUT_HOST_LAUNCHES = 3.0
-# --- L2 residency of the memory-bound kernels (issue 19 item 4; bench/MODEL.md "L2") ------
-# A memory-bound kernel whose tensors fit in L2 reads what the kernel before it wrote from L2,
-# not DRAM; its writes still reach DRAM. Counted structure, not fitted: an element-wise
-# chain reads about as many bytes as it writes (unary ops read 1 and write 1 tensor, binary
-# ops read 2, casts to fp32 read half what they write), so half the bytes are such reads.
-L2_READ_SHARE = 0.5
 # L2 bandwidth per SM and clock: NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020),
 # "5120 Bytes/clk" of L2 read bandwidth on 108 SMs; a GPU's L2 rate is this x its SMs x its
 # boost clock (the table's sm_count and boost_clock_mhz). 12.4 TB/s on the H200, 5.6 on the
@@ -107,6 +63,92 @@ L2_READ_SHARE = 0.5
 L2_BYTES_PER_CLOCK_PER_SM = 5120 / 108
 HIDDEN_KERNEL_BYTES = 4.0  # bytes per element a hidden-width kernel touches (bf16 in + out)
 LORA_KERNEL_BYTES = 8.0  # ... a kernel on a LoRA input's fp32 copy (fp32 in + out)
+
+
+@dataclass(frozen=True)
+class TimeModelParams:
+    """The time model's fixed terms: derived from the H200 traces, measured, or assumed, and
+    not fitted per profile (the fitted parameters are :class:`TimeParams`).
+
+    One frozen, hashable value: the model functions take it as ``terms`` (default
+    :data:`DEFAULT_PARAMS`, the shipped terms), :class:`WorkCosts` carry the terms they were
+    priced with, a bench builds a variant with :func:`dataclasses.replace` (``bench/model_v2.py``
+    re-derives the trace terms without a held-out workload), and the saved reference fit is
+    keyed on the values (:func:`gacost.advisor.predictor.model_constants`).
+    """
+
+    overlap: float = 4.0
+    """Smooth-max exponent between host and GPU time (bench/MODEL.md)."""
+    model_sd: float = 0.08
+    """Log sd of the time model's structural error on a workload it was not fitted to, added
+    to every predicted band (:meth:`gacost.advisor.model_fit.TimeFit.joint`): the smallest
+    value whose 90 % bands hold 90 % of the held-out measurements in every host group
+    (host-bound, mixed, GPU-bound) over the H200 leave-one-workload-out splits and the user's
+    runs of new workloads: 0.06 held GPU-bound splits 13 of 16, 0.08 holds 15 of 16
+    (bench/band_scan.py, bench/MODEL.md "Bands")."""
+    # --- GPU terms derived from the H200 sweep's traces (bench/model_v2.py, bench/MODEL.md) --
+    gemm_shape_w0: float = 1.44e6
+    """T x hidden at which GEMMs reach half their best efficiency (H200)."""
+    gemm_shape_sms: int = 132
+    """... on the H200's 132 SMs; a GPU with fewer SMs fills at smaller shapes."""
+    act_bytes_hidden: float = 230.7
+    """Memory-bound bytes per token, layer and pass, per hidden element (a term per token and
+    vocabulary entry was fitted negative, collinear with these: left out)."""
+    act_bytes_lora_in: float = 59.72
+    """The same per input element of a LoRA-wrapped linear."""
+    # --- per-launch host cost relative to LoRA with checkpointing (H200 sweep, t/L per split)
+    host_factor_qlora: float = 1.2
+    """bitsandbytes dequant launches: 37-41 against 31-34 us."""
+    host_factor_liger: float = 1.6
+    """Triton launches from Python: 47-53 us."""
+    host_factor_compile: float = 1.21
+    """Compiled graphs launch fewer, heavier kernels: 30.7 and 33.4 us per launch in the two
+    compiled Qwen3-1.7B 4x1 runs against 26.4 us eager in the same session (mean ratio)."""
+    host_factor_no_gc: float = 0.81
+    """No checkpointing: the host-bound splits of the two no-GC workloads ran at 22.8 us
+    (Qwen3-1.7B 1x4) and 31.5 us (Llama-3.2-1B 1x8) per launch against 33 us with GC
+    (geometric mean)."""
+    # --- memory-bound GPU time relative to bf16 LoRA of the same shapes (H200 traces, one
+    # workload each) ---------------------------------------------------------------------------
+    liger_other_factor: float = 0.55
+    """Liger's fused kernels: 62 -> 34 ms per micro-step."""
+    compile_other_factor: float = 0.21
+    """torch.compile (Qwen3-1.7B 4x1, gacost calibrate --compile): other + copies 63.1 ->
+    13.2 ms."""
+    qlora_other_factor: float = 0.74
+    """QLoRA as TRL builds it (w06): 456 ms against 617 predicted for LoRA."""
+    prepare_kbit_other_factor: float = 1.21
+    """QLoRA with prepare_model_for_kbit_training's fp32 upcasts (w07): 753 against 620."""
+    # --- GPUs the table has no measured rate for ---------------------------------------------
+    stream_fraction: float = 0.8
+    """Stream/peak bandwidth where the table has no measured stream rate."""
+    default_matmul_fraction: float = 0.75
+    """Sustained/datasheet matmul rate where the table has neither."""
+    # --- torch.compile, optimizer, LoRA dropout, L2 ------------------------------------------
+    compile_seconds_per_layer: float = (148.9 + 164.0) / 2 / 28
+    """torch.compile's compilation, once per run: 148.9 and 164.0 s for Qwen3-1.7B
+    (28 layers) on the lent H200's host (bench/RESULTS.md, two runs), taken per layer; a
+    profile's measured compile_seconds replaces it."""
+    opt_host_s_per_layer: float = 6e-4
+    """Optimizer step + Trainer bookkeeping per layer (prior, not fitted)."""
+    dropout_host_launches: float = 3.0
+    """LoRA dropout > 0 costs the host about three average launches per dropout kernel (PEFT's
+    nn.Dropout module call, the autograd node, the output and mask allocations; not one fused
+    launch): derived from two measured pairs on the H200 host, own process, dropout 0 ->
+    0.05, shared/research/measurements-2026-12-03.md section 2: Qwen3-1.7B GC 1x4 +0.235
+    s/update over 588 dropout kernels per micro-step x 4 = 100 us each; Qwen3-0.6B no GC 1x8
+    +0.312 s over 389 x 8 = 100 us each; against 34 us per average launch on that host: 2.9.
+    Checked against a third pair (bench/RESULTS.md, 2026-12-03 calibrate traces at 4x1:
+    87 us, 2.5)."""
+    l2_read_share: float = 0.5
+    """L2 residency of the memory-bound kernels (issue 19 item 4; bench/MODEL.md "L2"): a
+    memory-bound kernel whose tensors fit in L2 reads what the kernel before it wrote from L2,
+    not DRAM; its writes still reach DRAM. Counted structure, not fitted: an element-wise
+    chain reads about as many bytes as it writes (unary ops read 1 and write 1 tensor, binary
+    ops read 2, casts to fp32 read half what they write), so half the bytes are such reads."""
+
+
+DEFAULT_PARAMS = TimeModelParams()  # the shipped terms (the saved reference fit's)
 
 
 @dataclass(frozen=True)
@@ -148,6 +190,7 @@ class WorkCosts:
     launches: tuple[float, ...] = ()  # per micro-step at LAUNCH_GRID micro-batches
     # host launch-equivalents per micro-step beyond the kernels (LoRA dropout's Python cost)
     extra_host_launches: float = 0.0
+    terms: TimeModelParams = DEFAULT_PARAMS  # the fixed terms these costs were priced with
 
     def launches_at(self, m: int) -> float:
         """Kernels launched per micro-step of ``m`` sequences (log-linear between grid points)."""
@@ -166,19 +209,18 @@ class GpuRates:
     flops: float
     bandwidth: float
     stream_bandwidth: float = 0.0
-    gemm_shape_w0: float = 0.0  # T x hidden at half GEMM efficiency (0: GEMM_SHAPE_W0)
+    gemm_shape_w0: float = 0.0  # T x hidden at half GEMM efficiency (0: the terms' H200 one)
     l2_bytes: float = 0.0  # L2 capacity (0: unknown, every byte from DRAM)
     l2_bandwidth: float = 0.0  # bytes/s of L2 reads (0: unknown)
 
 
 @dataclass(frozen=True)
 class TimeParams:
-    """The fitted parameters of the time model."""
+    """The fitted parameters of the time model (its fixed terms: :class:`TimeModelParams`)."""
 
     host_s_per_launch: float
     efficiency: float
     gpu_s_per_launch: float
-    overlap: float = OVERLAP_P
 
 
 @dataclass(frozen=True)
@@ -236,32 +278,38 @@ def weight_traffic_bytes(arch: ModelArch, setup: TrainSetup) -> float:
     return (n_dec * dec_passes + n_head * 2) * b
 
 
-def activation_parts(arch: ModelArch, setup: TrainSetup) -> tuple[tuple[float, float], ...]:
+def activation_parts(
+    arch: ModelArch, setup: TrainSetup, terms: TimeModelParams = DEFAULT_PARAMS
+) -> tuple[tuple[float, float], ...]:
     """Bytes the memory-bound kernels move per token of one micro-step, by tensor shape, as
     (bytes, bytes one kernel touches) per token: the hidden-width tensors (per layer and pass
-    :data:`ACT_BYTES_HIDDEN` per hidden element), then each LoRA-wrapped linear's input
-    (:data:`ACT_BYTES_LORA_IN` per input element, plus its dropout); fused kernels move less.
-    The byte coefficients are the H200 traces' (bench/model_v2.py), L2 residency taken out."""
+    ``terms.act_bytes_hidden`` per hidden element), then each LoRA-wrapped linear's input
+    (``terms.act_bytes_lora_in`` per input element, plus its dropout); fused kernels move
+    less. The byte coefficients are the H200 traces' (bench/model_v2.py), L2 residency taken
+    out."""
     passes = arch.num_hidden_layers * (3 if setup.gradient_checkpointing else 2)
     fused = 1.0
     if setup.method == "qlora":
-        fused *= PREPARE_KBIT_OTHER_FACTOR if setup.prepare_for_kbit else QLORA_OTHER_FACTOR
+        fused *= (terms.prepare_kbit_other_factor if setup.prepare_for_kbit
+                  else terms.qlora_other_factor)
     if not setup.torch_compile:  # Liger fuses norms, SwiGLU and the loss, not the dropout
-        fused *= LIGER_OTHER_FACTOR if setup.liger else 1.0
+        fused *= terms.liger_other_factor if setup.liger else 1.0
     # compiled graphs fuse Liger's work and the dropout too
-    compiled = COMPILE_OTHER_FACTOR if setup.torch_compile else 1.0
+    compiled = terms.compile_other_factor if setup.torch_compile else 1.0
     dropout = DROPOUT_BYTES_PER_INPUT if setup.lora_dropout > 0 else 0.0
-    parts = [(passes * ACT_BYTES_HIDDEN * arch.hidden_size * fused * compiled,
+    parts = [(passes * terms.act_bytes_hidden * arch.hidden_size * fused * compiled,
               HIDDEN_KERNEL_BYTES * arch.hidden_size)]
     for w in lora_input_width_list(arch, setup):
-        parts.append((passes * w * (ACT_BYTES_LORA_IN * fused + dropout) * compiled,
+        parts.append((passes * w * (terms.act_bytes_lora_in * fused + dropout) * compiled,
                       LORA_KERNEL_BYTES * w))
     return tuple(parts)
 
 
-def activation_bytes_per_token(arch: ModelArch, setup: TrainSetup) -> float:
+def activation_bytes_per_token(
+    arch: ModelArch, setup: TrainSetup, terms: TimeModelParams = DEFAULT_PARAMS
+) -> float:
     """Bytes the memory-bound kernels move per token of one micro-step (all shapes)."""
-    return sum(b for b, _ in activation_parts(arch, setup))
+    return sum(b for b, _ in activation_parts(arch, setup, terms))
 
 
 def lora_input_width_list(arch: ModelArch, setup: TrainSetup) -> tuple[int, ...]:
@@ -281,31 +329,36 @@ def lora_input_widths(arch: ModelArch, setup: TrainSetup) -> int:
     return sum(lora_input_width_list(arch, setup))
 
 
-def dram_share(rates: GpuRates, footprint: float) -> float:
+def dram_share(
+    rates: GpuRates, footprint: float, terms: TimeModelParams = DEFAULT_PARAMS
+) -> float:
     """Share of a memory-bound kernel's stream time it still costs when it touches
-    ``footprint`` bytes: the reads of what the kernel before wrote (:data:`L2_READ_SHARE`)
+    ``footprint`` bytes: the reads of what the kernel before wrote (``terms.l2_read_share``)
     come from L2 where the tensors fit (in proportion where they do not), at the L2 rate
     instead of DRAM's. 1 on a GPU without L2 facts."""
-    stream = rates.stream_bandwidth or rates.bandwidth * STREAM_FRACTION
+    stream = rates.stream_bandwidth or rates.bandwidth * terms.stream_fraction
     if rates.l2_bytes <= 0 or rates.l2_bandwidth <= stream or footprint <= 0:
         return 1.0
     hit = min(1.0, rates.l2_bytes / footprint)
-    return 1.0 - L2_READ_SHARE * hit * (1.0 - stream / rates.l2_bandwidth)
+    return 1.0 - terms.l2_read_share * hit * (1.0 - stream / rates.l2_bandwidth)
 
 
-def host_factor(setup: TrainSetup) -> float:
+def host_factor(setup: TrainSetup, terms: TimeModelParams = DEFAULT_PARAMS) -> float:
     """Host seconds per launch relative to LoRA with gradient checkpointing (measured)."""
-    f = HOST_FACTOR_QLORA if setup.method == "qlora" else 1.0
+    f = terms.host_factor_qlora if setup.method == "qlora" else 1.0
     if setup.liger:
-        f *= HOST_FACTOR_LIGER
+        f *= terms.host_factor_liger
     if setup.torch_compile:
-        f *= HOST_FACTOR_COMPILE
-    return f if setup.gradient_checkpointing else f * HOST_FACTOR_NO_GC
+        f *= terms.host_factor_compile
+    return f if setup.gradient_checkpointing else f * terms.host_factor_no_gc
 
 
 @functools.lru_cache(maxsize=256)
-def work_costs(arch: ModelArch, setup: TrainSetup) -> WorkCosts:
-    """The cost terms of ``setup`` on ``arch`` (cached: pure in its frozen arguments)."""
+def work_costs(
+    arch: ModelArch, setup: TrainSetup, terms: TimeModelParams = DEFAULT_PARAMS
+) -> WorkCosts:
+    """The cost terms of ``setup`` on ``arch`` priced with ``terms`` (cached: pure in its
+    frozen, hashable arguments)."""
     compiled = kernel_counts.COMPILE_RATIO if setup.torch_compile else 1.0
     launches = tuple(
         compiled * sum(kernel_counts.microstep_parts(
@@ -319,39 +372,43 @@ def work_costs(arch: ModelArch, setup: TrainSetup) -> WorkCosts:
         flops_per_token=flops_per_token(arch, setup),
         weight_bytes=weight_traffic_bytes(arch, setup),
         trainable_params=float(trainable_params(arch, setup)),
-        host_launch_factor=host_factor(setup),
+        host_launch_factor=host_factor(setup, terms),
         compute_precision="fp16" if setup.method == "qlora" else setup.precision,
         hidden=arch.hidden_size,
-        act_bytes_per_token=activation_bytes_per_token(arch, setup),
-        act_parts=activation_parts(arch, setup),
+        act_bytes_per_token=activation_bytes_per_token(arch, setup, terms),
+        act_parts=activation_parts(arch, setup, terms),
         launches=launches,
         extra_host_launches=0.0 if setup.torch_compile else (
-            (DROPOUT_HOST_LAUNCHES - 1.0)
+            (terms.dropout_host_launches - 1.0)
             * kernel_counts.dropout_kernels_per_microstep(arch, setup)),
+        terms=terms,
     )
 
 
-def compile_seconds(arch: ModelArch) -> float:
+def compile_seconds(arch: ModelArch, terms: TimeModelParams = DEFAULT_PARAMS) -> float:
     """Prior seconds of torch.compile's compilation of ``arch`` (once per run)."""
-    return COMPILE_SECONDS_PER_LAYER * arch.num_hidden_layers
+    return terms.compile_seconds_per_layer * arch.num_hidden_layers
 
 
-def gpu_rates(gpu: GpuSpec, precision: str) -> GpuRates | None:
+def gpu_rates(
+    gpu: GpuSpec, precision: str, terms: TimeModelParams = DEFAULT_PARAMS
+) -> GpuRates | None:
     """Sustained matmul rate and bandwidths of ``gpu`` for ``precision``, None without a rate.
 
     The rate is the table's sustained (maximum achievable) matmul figure for fp16/bf16 where
-    it has one, else the datasheet tensor rate times its matmul fraction (0.75 unknown); the
-    stream bandwidth is the measured one, else ``STREAM_FRACTION`` of the datasheet's."""
+    it has one, else the datasheet tensor rate times its matmul fraction
+    (``terms.default_matmul_fraction`` unknown); the stream bandwidth is the measured one,
+    else ``terms.stream_fraction`` of the datasheet's."""
     peak = gpu.tensor_tflops(precision)
     if not peak:
         return None
     if precision in ("fp16", "bf16") and gpu.sustained_tflops:
         flops = gpu.sustained_tflops
     else:
-        flops = peak * (gpu.matmul_fraction or DEFAULT_MATMUL_FRACTION)
-    stream = gpu.stream_bandwidth_gbs or gpu.bandwidth_gbs * STREAM_FRACTION
+        flops = peak * (gpu.matmul_fraction or terms.default_matmul_fraction)
+    stream = gpu.stream_bandwidth_gbs or gpu.bandwidth_gbs * terms.stream_fraction
     # tiles to fill the GPU scale with its SM count (one wave of output tiles per SM)
-    w0 = GEMM_SHAPE_W0 * (gpu.sm_count / GEMM_SHAPE_SMS if gpu.sm_count else 1.0)
+    w0 = terms.gemm_shape_w0 * (gpu.sm_count / terms.gemm_shape_sms if gpu.sm_count else 1.0)
     l2_rate = (L2_BYTES_PER_CLOCK_PER_SM * gpu.sm_count * gpu.boost_clock_mhz * 1e6
                if gpu.sm_count and gpu.boost_clock_mhz and gpu.l2_mb else 0.0)
     return GpuRates(flops=flops * 1e12, bandwidth=gpu.bandwidth_gbs * 1e9,
@@ -363,10 +420,12 @@ def gpu_rates(gpu: GpuSpec, precision: str) -> GpuRates | None:
 def activation_seconds(costs: WorkCosts, rates: GpuRates, tokens: int) -> float:
     """Seconds of the memory-bound kernels' bytes for ``tokens`` tokens (L2 residency by
     tensor shape where the costs carry shapes and the GPU its L2)."""
-    stream = rates.stream_bandwidth or rates.bandwidth * STREAM_FRACTION
+    terms = costs.terms
+    stream = rates.stream_bandwidth or rates.bandwidth * terms.stream_fraction
     if not costs.act_parts:
         return costs.act_bytes_per_token * tokens / stream
-    return sum(b * tokens * dram_share(rates, f * tokens) for b, f in costs.act_parts) / stream
+    return sum(b * tokens * dram_share(rates, f * tokens, terms)
+               for b, f in costs.act_parts) / stream
 
 
 def micro_step(costs: WorkCosts, rates: GpuRates, params: TimeParams, m: int) -> MicroStep:
@@ -374,7 +433,7 @@ def micro_step(costs: WorkCosts, rates: GpuRates, params: TimeParams, m: int) ->
     tokens = m * costs.sequence_length
     launches = costs.launches_at(m)
     shape = tokens * costs.hidden
-    w0 = rates.gemm_shape_w0 or GEMM_SHAPE_W0
+    w0 = rates.gemm_shape_w0 or costs.terms.gemm_shape_w0
     eta = params.efficiency * (shape / (shape + w0) if costs.hidden else 1.0)
     return MicroStep(
         host=(params.host_s_per_launch * (launches + costs.extra_host_launches)
@@ -396,7 +455,7 @@ def smooth_max(a: float, b: float, p: float) -> float:
 def micro_step_seconds(costs: WorkCosts, rates: GpuRates, params: TimeParams, m: int) -> float:
     """Seconds of one micro-step of ``m`` sequences."""
     part = micro_step(costs, rates, params, m)
-    return smooth_max(part.host, part.gpu, params.overlap)
+    return smooth_max(part.host, part.gpu, costs.terms.overlap)
 
 
 def host_share(costs: WorkCosts, rates: GpuRates, params: TimeParams, m: int) -> float:
@@ -405,14 +464,15 @@ def host_share(costs: WorkCosts, rates: GpuRates, params: TimeParams, m: int) ->
     hi = max(part.host, part.gpu)
     if hi <= 0:
         return 0.0
-    a, b = (part.host / hi) ** params.overlap, (part.gpu / hi) ** params.overlap
+    p = costs.terms.overlap
+    a, b = (part.host / hi) ** p, (part.gpu / hi) ** p
     return float(a / (a + b))
 
 
 def optimizer_seconds(costs: WorkCosts, rates: GpuRates) -> float:
     """Seconds of the optimizer step (host bookkeeping + state traffic); a prior, not fitted."""
     return (
-        OPT_HOST_S_PER_LAYER * costs.layers
+        costs.terms.opt_host_s_per_layer * costs.layers
         + ADAM_BYTES_PER_PARAM * costs.trainable_params / rates.bandwidth
     )
 

@@ -1,9 +1,13 @@
 """One workload, several m x k splits, in one process: plain TRL + PEFT, timed and profiled.
 
-Self-contained (torch, transformers, peft, trl, datasets; optional bitsandbytes, liger-kernel,
-pynvml): none of the project's own packages are imported, so the numbers are what a user's TRL
-script gets. Written for the lent H200 (bench/H200-SWEEP.md), also runs on the CPU with a tiny
-config for a smoke test.
+Plain TRL + PEFT in the timed path (torch, transformers, peft, trl, datasets; optional
+bitsandbytes, liger-kernel, pynvml): no gacost code runs while it trains, so the numbers are what
+a user's TRL script gets. What a measurement is, is the project's, defined once and imported
+(the project installed on the device, ``PYTHONPATH=/tmp/site``): the trainer's configuration
+(:func:`gacost.calibration.protocol.sft_config` with the settings of 2026-12-02), the placeholder
+tokenizer and the synthetic rows (:mod:`gacost.calibration.builder`), the kernel classes and the
+interval helpers of the trace analysis (:mod:`gacost.calibration.trace`). Written for the lent
+H200 (bench/H200-SWEEP.md), also runs on the CPU with a tiny config for a smoke test.
 
 For each split (largest micro-batch first) a new SFTTrainer is built on the same base model with a
 fresh LoRA adapter (TRL builds the PeftModel from ``peft_config``) and optimizer:
@@ -30,13 +34,11 @@ The JSON is rewritten after every split, so a process killed at its deadline lea
 from __future__ import annotations
 
 import argparse
-import bisect
 import collections
 import gc
 import json
 import os
 import platform
-import re
 import signal
 import statistics
 import sys
@@ -47,47 +49,20 @@ import traceback
 
 PROCESS_START = time.perf_counter()
 
-# --------------------------------------------------------------------------------------------
-# kernel classes (first match wins; case-insensitive; checked against the real H200 names, see
-# bench/H200-SWEEP.md)
-KERNEL_CLASSES = [
-    ("memcpy", r"^(memcpy|memset)"),
-    ("dequant", r"dequant|kquantize|nf4|4bit|bnb_|gemv_4bit"),
-    ("attention", r"flash|fmha|attention|attn|sdpa|scaled_dot"),
-    (
-        "gemm",
-        r"gemm|cutlass|xmma|nvjet|cublas|wgmma|sm90_|sm80_|ampere_|hopper_|splitk|gemv"
-        r"|triton_tem_fused.*mm",
-    ),
-    ("other", r""),
-]
-OTHER_SUBCLASSES = [
-    ("foreach_optimizer", r"multi_tensor_apply|foreach|adam"),
-    ("loss_softmax", r"cross_entropy|log_softmax|nll_loss|softmax"),
-    ("norm", r"norm"),
-    ("reduce", r"reduce"),
-    ("cast_copy", r"copy|cast|convert"),
-    ("triton", r"triton"),
-    ("elementwise", r"elementwise"),
-    ("rest", r""),
-]
-GEMM_OPS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::_scaled_mm"}
-_CLS = [(n, re.compile(p, re.I)) for n, p in KERNEL_CLASSES]
-_SUB = [(n, re.compile(p, re.I)) for n, p in OTHER_SUBCLASSES]
-
-
-def classify(name: str) -> str:
-    for n, rx in _CLS:
-        if rx.search(name):
-            return n
-    return "other"
-
-
-def subclassify(name: str) -> str:
-    for n, rx in _SUB:
-        if rx.search(name):
-            return n
-    return "rest"
+# the kernel classes, the "other" breakdown and the GEMM operators: gacost's trace analysis
+# (torch-free at import; first match wins, case-insensitive; checked against the real H200
+# names, bench/H200-SWEEP.md)
+from gacost.calibration.trace import (  # noqa: E402
+    GEMM_OPS,
+    KERNEL_CLASSES,
+    OTHER,
+    OTHER_SUBCLASSES,
+    REST,
+    Windows,
+    classify,
+    subclassify,
+    union_within,
+)
 
 
 def qtile(xs: list[float], q: float) -> float | None:
@@ -100,39 +75,6 @@ def qtile(xs: list[float], q: float) -> float | None:
     lo = int(pos)
     hi = min(lo + 1, len(s) - 1)
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
-
-
-def union_within(intervals: list[tuple[int, int]], windows: list[tuple[int, int]]) -> int:
-    """Length of the union of `intervals` clipped to the (disjoint) `windows`."""
-    total = 0
-    iv = sorted(intervals)
-    for w0, w1 in windows:
-        cur_s = cur_e = None
-        for s, e in iv:
-            s, e = max(s, w0), min(e, w1)
-            if e <= s:
-                continue
-            if cur_e is None or s > cur_e:
-                if cur_e is not None:
-                    total += cur_e - cur_s
-                cur_s, cur_e = s, e
-            else:
-                cur_e = max(cur_e, e)
-        if cur_e is not None:
-            total += cur_e - cur_s
-    return total
-
-
-class Ranges:
-    """Sorted disjoint [start, end) CPU ranges; which one holds a time stamp."""
-
-    def __init__(self, iv: list[tuple[int, int]]):
-        self.iv = sorted(iv)
-        self.starts = [s for s, _ in self.iv]
-
-    def contains(self, t: int) -> bool:
-        i = bisect.bisect_right(self.starts, t) - 1
-        return i >= 0 and t < self.iv[i][1]
 
 
 # --------------------------------------------------------------------------------------------
@@ -356,9 +298,9 @@ def analyse_profile(prof, n_updates: int, k: int, top: int = 15) -> dict:
             gpu.append(
                 (name, e.start_ns(), e.end_ns(), e.correlation_id(), e.linked_correlation_id())
             )
-    micro = Ranges(ranges["gs_microstep"])
-    opt = Ranges(ranges["gs_optimizer"])
-    upd = Ranges(ranges["gs_update"])
+    micro = Windows(ranges["gs_microstep"])
+    opt = Windows(ranges["gs_optimizer"])
+    upd = Windows(ranges["gs_update"])
     n_micro = len(ranges["gs_microstep"])
     res: dict = {
         "profiled_updates": n_updates,
@@ -381,11 +323,11 @@ def analyse_profile(prof, n_updates: int, k: int, top: int = 15) -> dict:
             t = s  # fall back on the execution start
         elif t > s:
             late_launch += 1
-        if micro.contains(t):
+        if t in micro:
             ph = "microstep"
-        elif opt.contains(t):
+        elif t in opt:
             ph = "optimizer"
-        elif upd.contains(t):
+        elif t in upd:
             ph = "update_other"
         else:
             ph = "outside"
@@ -404,7 +346,7 @@ def analyse_profile(prof, n_updates: int, k: int, top: int = 15) -> dict:
         d = e_ - s
         per[ph][cls] += 1
         time_cls[ph][cls] += d
-        if ph == "microstep" and cls == "other":
+        if ph == "microstep" and cls == OTHER:
             time_sub[subclassify(name)] += d
         if ph != "outside":
             r = by_name.setdefault(name, [0, 0, cls])
@@ -449,7 +391,7 @@ def analyse_profile(prof, n_updates: int, k: int, top: int = 15) -> dict:
     # wall and busy
     upd_iv = ranges["gs_update"]
     wall_ns = sum(e - s for s, e in upd_iv)
-    busy_ns = union_within([(s, e) for _n, s, e, _c, _l in gpu], upd_iv)
+    busy_ns = union_within(((s, e) for _n, s, e, _c, _l in gpu), upd)
     res["profiled_wall_s"] = round(wall_ns / 1e9, 4)
     res["profiled_wall_per_update_s"] = round(wall_ns / 1e9 / nu, 4)
     res["gpu_busy_fraction"] = round(busy_ns / wall_ns, 4) if wall_ns else None
@@ -463,7 +405,7 @@ def analyse_profile(prof, n_updates: int, k: int, top: int = 15) -> dict:
     res["optimizer_cpu_wall_ms_per_update"] = round(opt_wall / nu / 1e6, 3)
 
     # GEMM FLOPs (profiler formulas for aten mm family; attention FLOPs not included)
-    fl_micro = sum(f for t, f, _n in gemm_ops if micro.contains(t))
+    fl_micro = sum(f for t, f, _n in gemm_ops if t in micro)
     res["gemm_tflop_per_microstep"] = round(fl_micro / nm / 1e12, 4)
     gemm_ns = time_cls["microstep"]["gemm"]
     res["gemm_tflops_achieved"] = round(fl_micro / (gemm_ns / 1e9) / 1e12, 1) if gemm_ns else None
@@ -493,17 +435,11 @@ def main(a) -> dict:
             torch.cuda.synchronize()
 
     t_imp = time.perf_counter()
-    from datasets import Dataset
     from peft import LoraConfig, PeftModel
-    from tokenizers import Tokenizer
-    from tokenizers.models import WordLevel
-    from transformers import (
-        AutoConfig,
-        AutoModelForCausalLM,
-        PreTrainedTokenizerFast,
-        TrainerCallback,
-    )
-    from trl import SFTConfig, SFTTrainer
+    from transformers import AutoConfig, AutoModelForCausalLM, TrainerCallback
+    from trl import SFTTrainer
+
+    from gacost.calibration import builder, protocol
 
     import_s = time.perf_counter() - t_imp
 
@@ -544,8 +480,8 @@ def main(a) -> dict:
                 "CPU+CUDA torch.profiler, with_flops;"
                 " 2 updates if k < 4 else 1 (unless --profile-updates)"
             ),
-            "kernel_classes": KERNEL_CLASSES,
-            "other_subclasses": OTHER_SUBCLASSES,
+            "kernel_classes": [*KERNEL_CLASSES, (OTHER, "")],
+            "other_subclasses": [*OTHER_SUBCLASSES, (REST, "")],
             "gemm_flop_ops": sorted(GEMM_OPS),
             "trl_settings": "SFTTrainer(peft_config=LoraConfig), adamw_torch, lr 2e-4 constant, "
             "max_grad_norm 1.0 (default), logging/saving/eval off, dataloader_num_workers 0, "
@@ -642,24 +578,11 @@ def main(a) -> dict:
     write()
 
     # ---- tokenizer and data
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=Tokenizer(
-            WordLevel({"<pad>": 0, "<eos>": 1, "<unk>": 2}, unk_token="<unk>")
-        ),
-        pad_token="<pad>",
-        eos_token="<eos>",
-        unk_token="<unk>",
-    )
-    for c in (model.config, getattr(model, "generation_config", None)):
-        if c is not None:
-            c.pad_token_id, c.eos_token_id = 0, 1
+    tok = builder.placeholder_tokenizer()
+    builder.align_special_tokens(model, tok)
     prof_max = a.profile_updates or 2
     max_steps = a.warmup + a.max_timed + prof_max + 2
-    n_rows = a.batch * max_steps
-    gen = torch.Generator().manual_seed(0)
-    ids = torch.randint(3, config.vocab_size, (n_rows, a.seq), generator=gen)
-    data = Dataset.from_dict({"input_ids": ids.tolist()})
-    del ids
+    data = builder.synthetic_dataset(a.batch * max_steps, a.seq, config.vocab_size, seed=0)
 
     if a.targets == "all-linear":
         targets = "all-linear"
@@ -806,33 +729,19 @@ def main(a) -> dict:
                 target_modules=targets,
             )
             with tempfile.TemporaryDirectory() as odir:
-                args = SFTConfig(
-                    output_dir=odir,
-                    per_device_train_batch_size=m,
-                    gradient_accumulation_steps=k,
-                    max_steps=max_steps,
-                    max_length=a.seq,
-                    pad_to_multiple_of=a.seq,
-                    packing=False,
-                    gradient_checkpointing=a.gc == "on",
-                    gradient_checkpointing_kwargs=(
-                        {"use_reentrant": False} if a.gc == "on" else None
-                    ),
-                    learning_rate=2e-4,
-                    lr_scheduler_type="constant",
-                    optim="adamw_torch",
-                    logging_strategy="no",
-                    save_strategy="no",
-                    eval_strategy="no",
-                    report_to="none",
-                    disable_tqdm=True,
-                    bf16=True,
-                    dataloader_num_workers=0,
+                args = protocol.sft_config(
+                    odir,
+                    micro_batch=m,
+                    grad_accum=k,
+                    steps=max_steps,
+                    seq_len=a.seq,
+                    precision=a.precision,
+                    checkpointing=a.gc == "on",
                     seed=42,
-                    data_seed=42,
                     use_cpu=not CUDA,
                     torch_compile=a.compile == "on",
-                    use_liger_kernel=a.liger == "on",
+                    liger=a.liger == "on",
+                    optimizer="2026-12-02",
                 )
                 t_t = time.perf_counter()
                 trainer = SFTTrainer(

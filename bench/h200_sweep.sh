@@ -12,6 +12,8 @@
 #
 # On the device: python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
 #   --target /tmp/site .wheels/*.whl && export PYTHONPATH=/tmp/site || exit; bash bench/h200_sweep.sh 560 1 12
+# (with the project installed into /tmp/site too: bench/h200_sweep.py imports gacost's trainer
+# settings, placeholder data and kernel classes)
 set -u
 BUDGET=${1:?budget seconds}
 shift

@@ -27,6 +27,7 @@ from typing import Any
 
 from gacost.advisor import predictor
 from gacost.advisor.estimate import estimate_job
+from gacost.advisor.time_model import DEFAULT_PARAMS, TimeModelParams
 from gacost.base import gpu_table
 from gacost.base.job import Job, load_job
 from gacost.base.profile import Profile, read_profile
@@ -38,20 +39,25 @@ OUT = ROOT / "bench" / "results" / "heldout_user_runs.json"
 GPU = "H200-SXM"
 
 
-def host_group(job: Job, m: int) -> str:
+def host_group(job: Job, m: int, terms: TimeModelParams = DEFAULT_PARAMS) -> str:
     """host-bound / mixed / GPU-bound: the reference model's host share of a micro-step."""
     arch = predictor.arch_for(job.model)
     assert arch is not None
     setup = predictor.setup_for(job.workload(arch.name))
-    share = predictor.reference_model().host_share(arch, setup, gpu_table.gpu_specs()[GPU], m)
+    share = predictor.reference_model(terms).host_share(arch, setup,
+                                                        gpu_table.gpu_specs()[GPU], m)
     return "host-bound" if share > 0.8 else "GPU-bound" if share < 0.2 else "mixed"
 
 
-def predictions(job: Job, profiles: Sequence[Profile]) -> dict[tuple[int, int], Any]:
-    return {(e.micro_batch, e.grad_accum): e for e in estimate_job(job, [], profiles).estimates}
+def predictions(job: Job, profiles: Sequence[Profile],
+                terms: TimeModelParams = DEFAULT_PARAMS) -> dict[tuple[int, int], Any]:
+    return {(e.micro_batch, e.grad_accum): e
+            for e in estimate_job(job, [], profiles, terms).estimates}
 
 
-def rows_of(folder: Path) -> list[dict[str, Any]]:
+def rows_of(folder: Path, terms: TimeModelParams = DEFAULT_PARAMS) -> list[dict[str, Any]]:
+    """Every user run in ``folder`` with the model's prediction (time model: ``terms``, the
+    shipped ones or a bench's variant)."""
     other = folder / "other-workload-profile.json"
     profiles = [read_profile(other)] if other.exists() else []
     rows = []
@@ -60,8 +66,8 @@ def rows_of(folder: Path) -> list[dict[str, Any]]:
             continue
         for w in json.loads(path.read_text())["workloads"]:
             job = load_job(ROOT / w["job"]).model_copy(update={"gpus": [GPU]})
-            alone = predictions(job, [])
-            informed = predictions(job, profiles) if profiles else {}
+            alone = predictions(job, [], terms)
+            informed = predictions(job, profiles, terms) if profiles else {}
             for u in w["user"]:
                 if not u.get("median_s"):
                     continue
@@ -75,7 +81,7 @@ def rows_of(folder: Path) -> list[dict[str, Any]]:
                     "band": [round(lo, 4), round(hi, 4)], "time": e.time_source,
                     "error": round((e.seconds_per_update or 0.0) / u["median_s"] - 1, 4),
                     "covered": lo <= u["median_s"] <= hi,
-                    "host": host_group(job, split[0]), "method": job.method,
+                    "host": host_group(job, split[0], terms), "method": job.method,
                     "checkpointing": job.gradient_checkpointing,
                     # the QLoRA runs of 2026-12-03 kept the full-precision copy reserved
                     # (bench/user_script.py's quantized(), fixed since): not their peak

@@ -125,18 +125,12 @@ def run_one(model_cfg: Path, layers: int, targets: str, gc: bool, m: int, k: int
             rank: int, attn: str = "sdpa", precision: str = "bf16",
             dropout: float = 0.0) -> dict:
     import torch
-    from datasets import Dataset
     from peft import LoraConfig
-    from tokenizers import Tokenizer
-    from tokenizers.models import WordLevel
     from torch.profiler import ProfilerActivity, profile, record_function
-    from transformers import (
-        AutoConfig,
-        AutoModelForCausalLM,
-        PreTrainedTokenizerFast,
-        TrainerCallback,
-    )
-    from trl import SFTConfig, SFTTrainer
+    from transformers import AutoConfig, AutoModelForCausalLM, TrainerCallback
+    from trl import SFTTrainer
+
+    from gacost.calibration import builder, protocol
 
     cfg = tiny_config(model_cfg, layers)
     model_type = cfg.pop("model_type")
@@ -162,20 +156,11 @@ def run_one(model_cfg: Path, layers: int, targets: str, gc: bool, m: int, k: int
                                                  attn_implementation="eager")
         model.config._attn_implementation = "sdpa"
         note = "sdpa without attention soft-capping (built eager, switched)"
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=Tokenizer(
-            WordLevel({"<pad>": 0, "<eos>": 1, "<unk>": 2}, unk_token="<unk>")
-        ),
-        pad_token="<pad>", eos_token="<eos>", unk_token="<unk>",
-    )
-    for c in (model.config, getattr(model, "generation_config", None)):
-        if c is not None:
-            c.pad_token_id, c.eos_token_id = 0, 1
+    tok = builder.placeholder_tokenizer()
+    builder.align_special_tokens(model, tok)
     warm, n_prof = 2, 1
     steps = warm + n_prof
-    gen = torch.Generator().manual_seed(0)
-    ids = torch.randint(3, config.vocab_size, (m * k * steps, seq), generator=gen)
-    data = Dataset.from_dict({"input_ids": ids.tolist()})
+    data = builder.synthetic_dataset(m * k * steps, seq, config.vocab_size, seed=0)
 
     class Prof(TrainerCallback):  # type: ignore[misc]
         def __init__(self) -> None:
@@ -190,15 +175,11 @@ def run_one(model_cfg: Path, layers: int, targets: str, gc: bool, m: int, k: int
 
     cb = Prof()
     with tempfile.TemporaryDirectory() as odir:
-        args = SFTConfig(
-            output_dir=odir, per_device_train_batch_size=m, gradient_accumulation_steps=k,
-            max_steps=steps, max_length=seq, pad_to_multiple_of=seq, packing=False,
-            gradient_checkpointing=gc,
-            gradient_checkpointing_kwargs={"use_reentrant": False} if gc else None,
-            learning_rate=2e-4, lr_scheduler_type="constant", optim="adamw_torch",
-            logging_strategy="no", save_strategy="no", eval_strategy="no", report_to="none",
-            disable_tqdm=True, bf16=precision == "bf16", dataloader_num_workers=0, seed=42,
-            use_cpu=True,
+        # the GPU sweep's trainer settings (bench/h200_sweep.py); the data order is seeded
+        # too, which no operator count depends on
+        args = protocol.sft_config(
+            odir, micro_batch=m, grad_accum=k, steps=steps, seq_len=seq, precision=precision,
+            checkpointing=gc, seed=42, use_cpu=True, optimizer="2026-12-02",
         )
         peft_cfg = LoraConfig(
             r=rank, lora_alpha=2 * rank, lora_dropout=dropout, bias="none", task_type="CAUSAL_LM",

@@ -6,11 +6,12 @@ workloads and a GPU it was not fitted to. Prints tables and writes bench/results
    launched kernel plus bytes per token (per hidden element x layer x pass, per LoRA input
    element x layer x pass, per vocabulary entry) at the H200's stream bandwidth; the GEMM
    shape constant ``W0`` from the achieved GEMM rate against ``T x hidden``. These are the
-   constants of ``advisor/time_model.py``.
+   trace terms of ``time_model.DEFAULT_PARAMS`` (the floor per launch: the centre of the
+   fitted ``gpu_launch``'s prior, ``model_fit.TIME_PRIORS``).
 2. **Leave one workload out** over every H200 measurement (the sweep, calibrate runs, the
-   reference profile): the model (with the step-1 constants re-derived without the held-out
-   workload) fitted to every other H200 workload, predicting the held-out one; errors and
-   90 % band coverage.
+   reference profile): the model (with the step-1 terms re-derived without the held-out
+   workload: a variant of the shipped terms) fitted to every other H200 workload,
+   predicting the held-out one; errors and 90 % band coverage.
 3. **The published T4 table from H200 data only**: the model fitted to every H200 workload,
    the T4's sustained matmul rate and stream bandwidth from the sourced GPU table, its host at
    the prior; nothing fitted to a T4 row.
@@ -24,9 +25,7 @@ from __future__ import annotations
 import json
 import statistics
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -205,24 +204,15 @@ def fit_gpu_terms(rows: list[TraceRow]) -> dict[str, float]:
             "gemm_shape_w0": w0, "gemm_best_efficiency": sse(w0)[1]}
 
 
-@contextmanager
-def gpu_terms(terms: dict[str, float]) -> Iterator[None]:
-    """Run the model with these GPU-term constants (for leave-one-out only)."""
-    names = {"gpu_s_per_launch": "GPU_S_PER_LAUNCH", "act_bytes_hidden": "ACT_BYTES_HIDDEN",
-             "act_bytes_lora_in": "ACT_BYTES_LORA_IN",
-             "gemm_shape_w0": "GEMM_SHAPE_W0"}
-    saved = {c: getattr(time_model, c) for c in names.values()}
-    try:
-        for k, c in names.items():
-            setattr(time_model, c, terms[k])
-        predictor._CACHE.clear()
-        time_model.work_costs.cache_clear()
-        yield
-    finally:
-        for c, v in saved.items():
-            setattr(time_model, c, v)
-        predictor._CACHE.clear()
-        time_model.work_costs.cache_clear()
+def model_terms(terms: dict[str, float],
+                base: time_model.TimeModelParams = time_model.DEFAULT_PARAMS,
+                ) -> time_model.TimeModelParams:
+    """``base`` (the shipped time-model terms) with these trace terms (for leave-one-out).
+    The GPU floor per launch is a fitted parameter whose prior's centre is the traces' value:
+    the held-out fits keep the shipped prior."""
+    return replace(base, act_bytes_hidden=terms["act_bytes_hidden"],
+                   act_bytes_lora_in=terms["act_bytes_lora_in"],
+                   gemm_shape_w0=terms["gemm_shape_w0"])
 
 
 # --- steps 2 and 3 ---------------------------------------------------------------------------
@@ -233,8 +223,8 @@ def _predict(model: predictor.FittedModel, p: Profile) -> list[dict[str, Any]]:
     name, cfg = models.load_model_config(p.workload.model)
     arch = models.model_arch(name, cfg)
     setup = predictor.setup_for(p.workload, p.software)
-    costs = time_model.work_costs(arch, setup)
-    rates = time_model.gpu_rates(spec, costs.compute_precision)
+    costs = time_model.work_costs(arch, setup, model.terms)
+    rates = time_model.gpu_rates(spec, costs.compute_precision, model.terms)
     out = []
     for s in p.splits:
         if s.status not in ("ok", "dropped") or not s.seconds_per_update or rates is None:
@@ -256,7 +246,11 @@ def _predict(model: predictor.FittedModel, p: Profile) -> list[dict[str, Any]]:
     return out
 
 
-def leave_one_workload_out(profiles: list[Profile]) -> list[dict[str, Any]]:
+def leave_one_workload_out(
+    profiles: list[Profile], base: time_model.TimeModelParams = time_model.DEFAULT_PARAMS,
+) -> list[dict[str, Any]]:
+    """Each workload predicted by the model fitted to the others, its trace terms re-derived
+    without it (the rest of the terms: ``base``)."""
     groups: dict[str, list[Profile]] = {}
     for p in profiles:
         groups.setdefault(group(p), []).append(p)
@@ -266,17 +260,15 @@ def leave_one_workload_out(profiles: list[Profile]) -> list[dict[str, Any]]:
     for g, held in sorted(groups.items()):
         held_sweep = {n for n, gg in sweep_names.items() if gg == g}
         terms = fit_gpu_terms([r for r in all_trace if r.workload not in held_sweep])
-        with gpu_terms(terms):
-            train = [p for gg, ps in groups.items() if gg != g for p in ps]
-            model = predictor.fitted_model(train)
-            for p in held:
-                for r in _predict(model, p):
-                    rows.append({"workload": g, "source": p.source[:40], **r})
+        train = [p for gg, ps in groups.items() if gg != g for p in ps]
+        model = predictor.fitted_model(train, terms=model_terms(terms, base))
+        for p in held:
+            for r in _predict(model, p):
+                rows.append({"workload": g, "source": p.source[:40], **r})
     return rows
 
 
 def t4_from_h200(profiles: list[Profile]) -> list[dict[str, Any]]:
-    predictor._CACHE.clear()
     model = predictor.fitted_model(profiles)
     return _predict(model, t4_profile())
 
@@ -304,11 +296,10 @@ def main() -> None:
     terms = fit_gpu_terms(rows)
     print("GPU terms from the H200 traces (all 11 workloads):")
     print(tabulate([[k, f"{v:.4g}"] for k, v in terms.items()], disable_numparse=True))
-    with gpu_terms(terms):
-        fitted = np.array([
-            r.x[0] * terms["gpu_s_per_launch"] * 1e6 + r.x[1] * terms["act_bytes_hidden"]
-            + r.x[2] * terms["act_bytes_lora_in"]
-            for r in rows])
+    fitted = np.array([
+        r.x[0] * terms["gpu_s_per_launch"] * 1e6 + r.x[1] * terms["act_bytes_hidden"]
+        + r.x[2] * terms["act_bytes_lora_in"]
+        for r in rows])
     other_err = [f / r.other_ms - 1 for f, r in zip(fitted, rows, strict=True)]
     plain_err = [abs(e) for e, r in zip(other_err, rows, strict=True) if r.plain]
     print(f"memory-bound GPU time per micro-step, plain LoRA rows: median |error| "

@@ -1,9 +1,12 @@
 """The published measurement protocol, in plain TRL + PEFT (no gacost code in the timed path).
 
 Kept to reproduce the measurements of 2026-12-02 (bench/RESULTS.md): its trainer settings are
-those calibrate used then (adamw_torch, a constant schedule, no logging). The reference a
-calibration is checked against now is the user's script with TRL's defaults,
-``bench/user_script.py``.
+those calibrate used then (adamw_torch, a constant schedule, no logging), taken from the one
+definition, :func:`gacost.calibration.protocol.sft_config` with ``optimizer="2026-12-02"``;
+the placeholder tokenizer and the synthetic rows are calibrate's
+(:mod:`gacost.calibration.builder`; on the device the project is installed,
+``PYTHONPATH=/tmp/site``). The reference a calibration is checked against now is the user's
+script with TRL's defaults, ``bench/user_script.py``.
 
 One split per process: build the model from an architecture config with random weights on
 the GPU, wrap it with PEFT LoRA, train with TRL's SFTTrainer for ``warmup + updates``
@@ -25,16 +28,11 @@ import time
 START = time.perf_counter()
 
 import torch  # noqa: E402
-from datasets import Dataset  # noqa: E402
 from peft import LoraConfig, get_peft_model  # noqa: E402
-from tokenizers import Tokenizer  # noqa: E402
-from tokenizers.models import WordLevel  # noqa: E402
-from transformers import (  # noqa: E402
-    AutoConfig,
-    AutoModelForCausalLM,
-    PreTrainedTokenizerFast,
-)
-from trl import SFTConfig, SFTTrainer  # noqa: E402
+from transformers import AutoConfig, AutoModelForCausalLM  # noqa: E402
+from trl import SFTTrainer  # noqa: E402
+
+from gacost.calibration import builder, protocol  # noqa: E402
 
 CUDA = torch.cuda.is_available()
 # one timer for both references (bench/ is on the path of a bench script)
@@ -75,46 +73,23 @@ def main() -> None:
             target_modules="all-linear",
         ),
     )
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=Tokenizer(
-            WordLevel({"<pad>": 0, "<eos>": 1, "<unk>": 2}, unk_token="<unk>")
-        ),
-        pad_token="<pad>",
-        eos_token="<eos>",
-        unk_token="<unk>",
-    )
-    for c in (model.config, model.generation_config):
-        c.pad_token_id, c.eos_token_id = 0, 1
-    batch = a.micro_batch * a.grad_accum
-    n = batch * (a.warmup + a.updates)
-    g = torch.Generator().manual_seed(0)
-    ids = torch.randint(3, config.vocab_size, (n, a.seq_len), generator=g)
-    data = Dataset.from_dict({"input_ids": ids.tolist()})
+    tok = builder.placeholder_tokenizer()
+    builder.align_special_tokens(model, tok)
+    n = a.micro_batch * a.grad_accum * (a.warmup + a.updates)
+    data = builder.synthetic_dataset(n, a.seq_len, config.vocab_size, seed=0)
     timer = Timer()
     with tempfile.TemporaryDirectory() as out:
-        args = SFTConfig(
-            output_dir=out,
-            per_device_train_batch_size=a.micro_batch,
-            gradient_accumulation_steps=a.grad_accum,
-            max_steps=a.warmup + a.updates,
-            max_length=a.seq_len,
-            pad_to_multiple_of=a.seq_len,
-            packing=False,
-            gradient_checkpointing=True,
-            gradient_checkpointing_kwargs={"use_reentrant": False},
-            learning_rate=2e-4,
-            lr_scheduler_type="constant",
-            optim="adamw_torch",
-            logging_strategy="no",
-            save_strategy="no",
-            report_to="none",
-            disable_tqdm=True,
-            fp16=a.precision == "fp16",
-            bf16=a.precision == "bf16",
-            dataloader_num_workers=0,
+        args = protocol.sft_config(
+            out,
+            micro_batch=a.micro_batch,
+            grad_accum=a.grad_accum,
+            steps=a.warmup + a.updates,
+            seq_len=a.seq_len,
+            precision=a.precision,
+            checkpointing=True,
             seed=42,
-            data_seed=42,
             use_cpu=not CUDA,
+            optimizer="2026-12-02",
         )
         trainer = SFTTrainer(
             model=model, args=args, train_dataset=data, processing_class=tok, callbacks=[timer]

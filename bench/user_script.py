@@ -7,7 +7,10 @@ architecture config with random weights in the job's precision and handed to
 full``: no ``peft_config``; ``method: qlora``: the weights saved and read back in NF4 with
 double quantisation, and ``prepare_model_for_kbit_training`` only where the job's
 ``qlora.prepare_for_kbit`` asks, since TRL's SFTTrainer does not call it). No gacost
-code runs in the process. Every update is timed between ``on_step_end`` callbacks with a
+code configures or runs the trainer: only the placeholder tokenizer and the synthetic rows,
+built before training, are the project's (:mod:`gacost.calibration.builder`, what calibrate
+and the other bench scripts train on; on the device the project is installed,
+``PYTHONPATH=/tmp/site``). Every update is timed between ``on_step_end`` callbacks with a
 device synchronisation; after ``--warmup`` updates the median of ``--updates`` timed ones is
 the split's time. Prints one JSON line.
 
@@ -28,17 +31,11 @@ START = time.perf_counter()
 
 import torch  # noqa: E402
 import yaml  # noqa: E402
-from datasets import Dataset  # noqa: E402
 from peft import LoraConfig, prepare_model_for_kbit_training  # noqa: E402
-from tokenizers import Tokenizer  # noqa: E402
-from tokenizers.models import WordLevel  # noqa: E402
-from transformers import (  # noqa: E402
-    AutoConfig,
-    AutoModelForCausalLM,
-    PreTrainedTokenizerFast,
-    TrainerCallback,
-)
+from transformers import AutoConfig, AutoModelForCausalLM, TrainerCallback  # noqa: E402
 from trl import SFTConfig, SFTTrainer  # noqa: E402
+
+from gacost.calibration import builder  # noqa: E402
 
 CUDA = torch.cuda.is_available()
 MODELS = Path(__file__).resolve().parent.parent / "data" / "models"
@@ -149,17 +146,10 @@ def main() -> None:
         if job.get("qlora", {}).get("prepare_for_kbit", False):
             model = prepare_model_for_kbit_training(
                 model, use_gradient_checkpointing=checkpointing)
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=Tokenizer(WordLevel({"<pad>": 0, "<eos>": 1, "<unk>": 2},
-                                             unk_token="<unk>")),
-        pad_token="<pad>", eos_token="<eos>", unk_token="<unk>",
-    )
-    for c in (model.config, model.generation_config):
-        c.pad_token_id, c.eos_token_id = 0, 1
+    tok = builder.placeholder_tokenizer()
+    builder.align_special_tokens(model, tok)
     n = a.micro_batch * a.grad_accum * (a.warmup + a.updates + a.trace)
-    g = torch.Generator().manual_seed(0)
-    ids = torch.randint(3, config.vocab_size, (n, seq), generator=g)
-    data = Dataset.from_dict({"input_ids": ids.tolist()})
+    data = builder.synthetic_dataset(n, seq, config.vocab_size, seed=0)
     r = int(lora.get("r", 16))
     peft_config = None if method == "full" else LoraConfig(
         r=r, lora_alpha=lora.get("alpha", 2 * r), lora_dropout=float(lora.get("dropout", 0.0)),

@@ -5,8 +5,9 @@ defaults; the counterpart of ``sweep``, which hands a job to TRL).
 
 Only this package imports torch, transformers, trl and peft. At module level they are
 imported by ``sweep`` and ``builder`` (torch, transformers, peft; ``sweep`` also trl),
-``callback`` (torch, transformers), ``env`` and ``run`` (torch); ``trace`` and ``ranks``
-import torch only inside the functions that need it, and the other modules (``request``,
+``protocol`` (trl), ``callback`` (torch, transformers), ``env`` and ``run`` (torch);
+``trace`` and ``ranks`` import torch only inside the functions that need it, ``wire``
+imports transformers only when it attaches, and the other modules (``request``,
 ``trl_config``, ``launch``, ``worker``, ``stats``, ``passes``, ``oom``, ``record``) not at
 all, so the command line checks every flag before the seconds-long import, and
 ``recommend --trl-config`` runs without torch (import-linter checks ``request`` and

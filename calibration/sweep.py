@@ -17,7 +17,8 @@ the split's note. With ``passes = 2`` every ``ok`` split is timed again after al
 have run, in reverse order, one warm-up update each, and both passes are pooled;
 ``pass_seconds`` keeps each pass's estimate and ``precision`` the larger of the CI
 half-width and half the gap between the passes. The profiled updates of the trace come
-after all timing.
+after all timing. The trainer's configuration is :func:`gacost.calibration.protocol.sft_config`
+(TRL's defaults for the optimizer, as in a user's script).
 """
 
 from __future__ import annotations
@@ -36,13 +37,13 @@ from datasets import Dataset
 from peft import PeftModel
 from transformers import PreTrainedTokenizerBase, TrainerCallback
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
-from trl import SFTConfig, SFTTrainer
+from trl import SFTTrainer
 
 from gacost.base.clock import utc_timestamp
 from gacost.base.errors import CalibrationError
 from gacost.base.profile import Profile, SplitResult, SplitTrace, Workload, write_profile
 from gacost.base.records import GIB
-from gacost.calibration import passes, ranks, stats, trace
+from gacost.calibration import passes, protocol, ranks, stats, trace
 from gacost.calibration.builder import adapter_state, restore_adapter
 from gacost.calibration.env import Environment
 from gacost.calibration.oom import is_oom
@@ -128,48 +129,6 @@ def _free(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats(device)
-
-
-def _config(
-    job_precision: str,
-    m: int,
-    k: int,
-    steps: int,
-    seq_len: int,
-    checkpointing: bool,
-    device: torch.device,
-    seed: int,
-    out: str,
-    *,
-    torch_compile: bool = False,
-    liger: bool = False,
-) -> SFTConfig:
-    return SFTConfig(
-        torch_compile=torch_compile,
-        use_liger_kernel=liger,
-        output_dir=out,
-        per_device_train_batch_size=m,
-        gradient_accumulation_steps=k,
-        max_steps=steps,
-        max_length=seq_len,
-        pad_to_multiple_of=seq_len,
-        packing=False,
-        gradient_checkpointing=checkpointing,
-        gradient_checkpointing_kwargs={"use_reentrant": False} if checkpointing else None,
-        # optimizer, scheduler, learning rate and logging stay at TRL's defaults, as in a
-        # user's script (AdamW fused, linear, a log every 10 updates); no checkpoint saves
-        save_strategy="no",
-        report_to="none",
-        disable_tqdm=True,
-        fp16=job_precision == "fp16",
-        bf16=job_precision == "bf16",
-        dataloader_num_workers=0,
-        seed=seed,
-        data_seed=seed,
-        use_cpu=device.type != "cuda",
-        # DDP (torchrun): every adapter gets a gradient, no unused-parameter search
-        **({"ddp_find_unused_parameters": False} if ranks.world_size() > 1 else {}),
-    )
 
 
 @dataclass
@@ -264,16 +223,16 @@ def measure_split(
     trace_failure = ""
     try:
         with tempfile.TemporaryDirectory(prefix="gacost-calib-") as out:
-            args = _config(
-                ctx.workload.precision,
-                m,
-                k,
-                o.warmup + o.max_timed + (capture.updates if capture is not None else 0),
-                ctx.workload.sequence_length,
-                ctx.workload.gradient_checkpointing,
-                device,
-                o.seed,
+            args = protocol.sft_config(
                 out,
+                micro_batch=m,
+                grad_accum=k,
+                steps=o.warmup + o.max_timed + (capture.updates if capture is not None else 0),
+                seq_len=ctx.workload.sequence_length,
+                precision=ctx.workload.precision,
+                checkpointing=ctx.workload.gradient_checkpointing,
+                seed=o.seed,
+                use_cpu=device.type != "cuda",
                 torch_compile=ctx.workload.torch_compile,
                 liger=ctx.workload.liger,
             )

@@ -52,9 +52,9 @@ OPTIMIZER = "gacost::optimizer"
 PHASES = (UPDATE, MICROSTEP, OPTIMIZER)
 
 # Kernel classes: the first pattern that matches (case-insensitive) wins; anything else is
-# OTHER (memory-bound work). Checked against the kernel names torch.profiler reported on an
-# H200 (torch 2.11 + cu130, cuBLAS/cuDNN, bitsandbytes 0.50, liger-kernel 0.8; bench/
-# H200-SWEEP.md):
+# OTHER (memory-bound work); bench/h200_sweep.py classes with these too. Checked against the
+# kernel names torch.profiler reported on an H200 (torch 2.11 + cu130, cuBLAS/cuDNN,
+# bitsandbytes 0.50, liger-kernel 0.8; bench/H200-SWEEP.md):
 #   memcpy:    "Memcpy DtoD (Device -> Device)", "Memset (Device)" (counted apart from kernels)
 #   dequant:   "kDequantizeBlockwise<__nv_bfloat16, ...>" and the double-quant absmax dequant
 #   attention: "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_...",
@@ -108,6 +108,31 @@ def classify(kernel_name: str) -> str:
         if pattern.search(kernel_name):
             return name
     return OTHER
+
+
+# What the OTHER (memory-bound) kernels are, for a breakdown of their GPU time (the H200
+# sweep's, bench/H200-SWEEP.md): the first pattern that matches (case-insensitive) wins;
+# anything else is REST.
+OTHER_SUBCLASSES: tuple[tuple[str, str], ...] = (
+    ("foreach_optimizer", r"multi_tensor_apply|foreach|adam"),
+    ("loss_softmax", r"cross_entropy|log_softmax|nll_loss|softmax"),
+    ("norm", r"norm"),
+    ("reduce", r"reduce"),
+    ("cast_copy", r"copy|cast|convert"),
+    ("triton", r"triton"),
+    ("elementwise", r"elementwise"),
+)
+REST = "rest"
+_SUB_PATTERNS = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in OTHER_SUBCLASSES)
+
+
+def subclassify(kernel_name: str) -> str:
+    """What an OTHER kernel is by its name: one of :data:`OTHER_SUBCLASSES`' names or
+    :data:`REST`."""
+    for name, pattern in _SUB_PATTERNS:
+        if pattern.search(kernel_name):
+            return name
+    return REST
 
 
 MAX_UPDATES = 2  # the most updates :func:`updates_for` profiles

@@ -154,8 +154,8 @@ def test_time_grows_with_dropout_on_a_host_bound_split() -> None:
     assert share > 0.9  # host-bound: 1 x 512 tokens on an H200
     launches = time_model.work_costs(arch, _setup(0.0)).launches_at(1)
     # the host term grows with the launches it adds (588 on 28 layers x 7 linears x 3), each
-    # costing DROPOUT_HOST_LAUNCHES average launches of host time
-    extra = 28 * 7 * 3 * time_model.DROPOUT_HOST_LAUNCHES
+    # costing dropout_host_launches average launches of host time
+    extra = 28 * 7 * 3 * time_model.DEFAULT_PARAMS.dropout_host_launches
     assert dropped / base == pytest.approx(1 + extra / launches, rel=0.02)
 
 

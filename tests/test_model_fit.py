@@ -97,7 +97,7 @@ def test_unprofiled_gpu_gets_the_prior_and_a_wider_band() -> None:
         bands[gpu] = f.predict(gpu, costs, rates, 4, 2)
         assert bands[gpu].low < bands[gpu].value < bands[gpu].high
     width = {g: math.log(b.high / b.low) for g, b in bands.items()}
-    # both carry the model's structural error (MODEL_SD); the L40S also its priors
+    # both carry the model's structural error (model_sd); the L40S also its priors
     assert width["L40S"] > width["H200-SXM"] + 0.05
     assert not f.has_data("L40S") and f.has_data("H200-SXM")
 

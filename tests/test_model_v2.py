@@ -3,6 +3,7 @@ reference fit that ``recommend`` loads instead of fitting."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 from conftest import load_bench
 
-from gacost.advisor import predictor, time_model
+from gacost.advisor import model_fit, predictor, time_model
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -67,21 +68,53 @@ def test_committed_v2_results_are_current() -> None:
     terms = bench.fit_gpu_terms(bench.trace_rows())
     for name, value in terms.items():
         assert committed["gpu_terms"][name] == pytest.approx(value, rel=1e-6), name
-    # the constants in the time model are these (rounded to 3 significant figures)
-    assert time_model.GPU_S_PER_LAUNCH == pytest.approx(terms["gpu_s_per_launch"], rel=0.06)
-    assert time_model.ACT_BYTES_HIDDEN == pytest.approx(terms["act_bytes_hidden"], rel=0.01)
-    assert time_model.ACT_BYTES_LORA_IN == pytest.approx(terms["act_bytes_lora_in"], rel=0.01)
-    assert time_model.GEMM_SHAPE_W0 == pytest.approx(terms["gemm_shape_w0"], rel=0.01)
+    # the time model's terms are these (rounded to 3 significant figures); the floor per
+    # launch is the centre of the fitted gpu_launch's prior
+    shipped = time_model.DEFAULT_PARAMS
+    gpu_launch = model_fit.TIME_PRIORS["gpu_launch"].center
+    assert gpu_launch == pytest.approx(terms["gpu_s_per_launch"], rel=0.06)
+    assert shipped.act_bytes_hidden == pytest.approx(terms["act_bytes_hidden"], rel=0.01)
+    assert shipped.act_bytes_lora_in == pytest.approx(terms["act_bytes_lora_in"], rel=0.01)
+    assert shipped.gemm_shape_w0 == pytest.approx(terms["gemm_shape_w0"], rel=0.01)
 
 
 def test_the_saved_fit_is_keyed_on_constants_not_source_text(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """A docstring or comment edit keeps the saved fit; a constant of the model does not."""
+    """A docstring or comment edit keeps the saved fit; a term of the model does not."""
     profiles = predictor.reference_profiles()
     key = predictor.reference_fit_key(profiles)
-    assert "time_model.ACT_BYTES_HIDDEN=" in predictor.model_constants()
-    monkeypatch.setattr(time_model, "ACT_BYTES_HIDDEN", time_model.ACT_BYTES_HIDDEN * 1.01)
-    assert predictor.reference_fit_key(profiles) != key
-    monkeypatch.undo()
+    assert "time_model.TimeModelParams.act_bytes_hidden=230.7" in predictor.model_constants()
+    shipped = time_model.DEFAULT_PARAMS
+    assert predictor.reference_fit_key(profiles, shipped) == key
+    assert predictor.reference_fit_key(profiles, time_model.TimeModelParams()) == key
+    for field in dataclasses.fields(shipped):
+        other = dataclasses.replace(shipped, **{field.name: getattr(shipped, field.name) * 1.01})
+        assert predictor.reference_fit_key(profiles, other) != key, field.name
     monkeypatch.setattr(time_model, "__doc__", "another docstring")
+    monkeypatch.setattr(time_model.TimeModelParams, "__doc__", "another docstring")
     assert predictor.reference_fit_key(profiles) == key
+
+
+def test_a_variant_of_the_terms_is_fitted_and_cached_apart() -> None:
+    """A bench's variant of the fixed terms (dataclasses.replace) prices the costs, the fit
+    and its predictions; the shipped terms' cache entries stay as they were."""
+    from gacost.base import gpu_table, models
+
+    shipped = time_model.DEFAULT_PARAMS
+    variant = dataclasses.replace(shipped, act_bytes_hidden=shipped.act_bytes_hidden * 2)
+    assert hash(variant) != hash(shipped) and variant != shipped
+    name, cfg = models.load_model_config("Qwen/Qwen3-1.7B")
+    arch = models.model_arch(name, cfg)
+    setup = time_model.TrainSetup("lora", 16, ("q_proj", "v_proj"), 512, "bf16", True)
+    base = time_model.work_costs(arch, setup)
+    more = time_model.work_costs(arch, setup, variant)
+    assert more.terms is variant and base.terms == shipped
+    assert more.act_bytes_per_token > base.act_bytes_per_token
+    assert time_model.work_costs(arch, setup) is base  # still cached, unchanged
+    h200 = [p for p in predictor.reference_profiles() if p.gpu == "H200-SXM"][:2]
+    a, b = predictor.fitted_model(h200), predictor.fitted_model(h200, terms=variant)
+    assert a is not b and a.terms == shipped and b.terms is variant
+    assert predictor.fitted_model(h200, terms=variant) is b
+    spec = gpu_table.gpu_specs()["H200-SXM"]
+    sa, sb = a.seconds(arch, setup, spec, 8, 1), b.seconds(arch, setup, spec, 8, 1)
+    assert sa is not None and sb is not None and sa.value != sb.value

@@ -23,6 +23,7 @@ def _setup(seq: int = 512, gc: bool = True, method: str = "lora") -> TrainSetup:
 
 
 RATES = GpuRates(flops=100e12, bandwidth=1e12)
+TERMS = time_model.DEFAULT_PARAMS
 
 
 def test_flops_match_the_research_worked_numbers() -> None:
@@ -59,11 +60,11 @@ def test_gpu_bound_micro_step_grows_with_m_and_gemms_get_more_efficient() -> Non
     per_token = [p.compute / (m * 2048) for p, m in zip(parts, (1, 2, 4), strict=True)]
     assert per_token[0] > per_token[1] > per_token[2]
     t = 2048 * arch.hidden_size
-    eta = 0.9 * t / (t + time_model.GEMM_SHAPE_W0)
+    eta = 0.9 * t / (t + TERMS.gemm_shape_w0)
     assert parts[0].compute == pytest.approx(costs.flops_per_token * 2048 / (100e12 * eta))
     # memory-bound bytes grow with the tokens; frozen weights are read once per micro-step
     weights = costs.weight_bytes / RATES.bandwidth
-    stream = RATES.bandwidth * time_model.STREAM_FRACTION  # RATES has no stream rate
+    stream = RATES.bandwidth * TERMS.stream_fraction  # RATES has no stream rate
     assert parts[1].traffic - weights == pytest.approx(2 * (parts[0].traffic - weights))
     assert parts[0].traffic == pytest.approx(weights + costs.act_bytes_per_token * 2048 / stream)
     # the GPU floor is one per launched kernel
@@ -89,11 +90,11 @@ def test_host_bound_micro_step_is_launches_times_cost_per_launch() -> None:
     no_gc = time_model.work_costs(arch, _setup(gc=False))
     assert no_gc.launches_at(1) < 0.8 * costs.launches_at(1)
     assert time_model.micro_step(no_gc, fast, params, 1).host == pytest.approx(
-        30e-6 * no_gc.launches_at(1) * time_model.HOST_FACTOR_NO_GC)
+        30e-6 * no_gc.launches_at(1) * TERMS.host_factor_no_gc)
     liger = time_model.work_costs(arch, TrainSetup("lora", 16, LINEAR_MODULES, 512, "bf16",
                                                    True, liger=True))
     assert liger.launches_at(1) < costs.launches_at(1)
-    assert liger.host_launch_factor == time_model.HOST_FACTOR_LIGER
+    assert liger.host_launch_factor == TERMS.host_factor_liger
     assert liger.act_bytes_per_token < costs.act_bytes_per_token
 
 
@@ -113,7 +114,7 @@ def test_gpu_rates_need_a_tensor_rate() -> None:
     rates = time_model.gpu_rates(t4, "fp16")
     # the sourced sustained rate (24 of 65 TFLOP/s under the 70 W cap) and stream bandwidth
     # ... and GEMMs that fill its 40 SMs at 40/132 of the H200's shape
-    w0 = time_model.GEMM_SHAPE_W0 * 40 / 132
+    w0 = TERMS.gemm_shape_w0 * 40 / 132
     # ... and an L2 of 4 MiB read at 5120 B/clk per 108 SMs x 40 SMs x 1590 MHz
     l2 = time_model.L2_BYTES_PER_CLOCK_PER_SM * 40 * 1590 * 1e6
     assert rates == GpuRates(flops=24e12, bandwidth=320e9, stream_bandwidth=239e9,
@@ -121,8 +122,8 @@ def test_gpu_rates_need_a_tensor_rate() -> None:
     unknown = replace(t4, sustained_tflops=None, stream_bandwidth_gbs=None, matmul_fraction=None,
                       sm_count=None)
     assert time_model.gpu_rates(unknown, "fp16") == GpuRates(
-        flops=65e12 * 0.75, bandwidth=320e9, stream_bandwidth=320e9 * time_model.STREAM_FRACTION,
-        gemm_shape_w0=time_model.GEMM_SHAPE_W0)
+        flops=65e12 * 0.75, bandwidth=320e9, stream_bandwidth=320e9 * TERMS.stream_fraction,
+        gemm_shape_w0=TERMS.gemm_shape_w0)
 
 
 def test_memory_bound_reads_that_fit_in_l2_cost_less_on_a_card_with_a_large_l2() -> None:

@@ -29,6 +29,7 @@ from gacost.calibration.trace import (
     Windows,
     analyse,
     classify,
+    subclassify,
     union_within,
     updates_for,
 )
@@ -114,6 +115,33 @@ def test_kernel_classes_match_the_h200_names() -> None:
     assert classify("void at::native::direct_copy_kernel_cuda") == "other"
     assert classify("void at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add>") == "other"
     assert classify("_rms_norm_forward_kernel") == "other"  # Liger's Triton kernels
+
+
+def test_other_kernels_are_broken_down_by_name() -> None:
+    assert subclassify("void at::native::multi_tensor_apply_kernel<FusedAdamMathFunctor>") == (
+        "foreach_optimizer")
+    assert subclassify("void at::native::cross_entropy_loss_forward") == "loss_softmax"
+    assert subclassify("_rms_norm_forward_kernel") == "norm"
+    assert subclassify("void at::native::reduce_kernel<512, 1>") == "reduce"
+    assert subclassify("void at::native::direct_copy_kernel_cuda") == "cast_copy"
+    assert subclassify("triton_poi_fused_add_mul_0") == "triton"
+    assert subclassify("void at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add>") == (
+        "elementwise")
+    assert subclassify("CatArrayBatchedCopy") == "cast_copy"
+    assert subclassify("something_else") == "rest"
+
+
+def test_the_h200_sweep_classes_kernels_with_this_module() -> None:
+    """bench/h200_sweep.py keeps no copy of the kernel classes or the interval helpers: it
+    imports them from here (gacost installed on the device), and records them as before."""
+    from conftest import load_bench
+
+    from gacost.calibration import trace
+
+    bench = load_bench("h200_sweep")
+    for name in ("KERNEL_CLASSES", "OTHER_SUBCLASSES", "GEMM_OPS", "classify", "subclassify",
+                 "union_within", "Windows"):
+        assert getattr(bench, name) is getattr(trace, name), name
 
 
 def test_analysis_of_one_profiled_update() -> None:
