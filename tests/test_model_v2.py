@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import load_bench
+from bench_loader import load_bench
 
 from gacost.advisor import model_fit, predictor, time_model
 
