@@ -17,7 +17,9 @@ workloads and a GPU it was not fitted to. Prints tables and writes bench/results
    the prior; nothing fitted to a T4 row.
 
     python bench/model_v2.py
-    python bench/model_v2.py --write-reference-profiles   # the sweep into data/profiles/
+
+The sweep's workloads reach data/profiles/ through the same conversion, as data:
+``python -m gacost.advisor.build_sweep_profiles --from bench/results/h200-sweep``.
 """
 
 from __future__ import annotations
@@ -32,10 +34,10 @@ from typing import Any
 import numpy as np
 from tabulate import tabulate
 
-from gacost.advisor import predictor, time_model
+from gacost.advisor import build_sweep_profiles, predictor, time_model
 from gacost.advisor.kernel_counts import kernel_counts
 from gacost.base import gpu_table, models
-from gacost.base.profile import Profile, SplitResult, Workload, read_profile
+from gacost.base.profile import Profile, read_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 SWEEP = ROOT / "bench" / "results" / "h200-sweep"
@@ -46,51 +48,10 @@ H200 = "H200-SXM"
 # --- data ------------------------------------------------------------------------------------
 
 
-def _targets(t: Any) -> str:
-    if t == "attention":  # bench/h200_sweep.py --targets attention
-        return "q_proj,k_proj,v_proj,o_proj"
-    return "all-linear" if t == "all-linear" else (t if isinstance(t, str) else ",".join(t))
-
-
 def sweep_profiles() -> list[tuple[Profile, dict[str, Any]]]:
-    """Each sweep workload as a profile (plain TRL medians), with its raw JSON."""
-    out = []
-    for path in sorted(SWEEP.glob("*.json")):
-        d = json.loads(path.read_text(encoding="utf-8"))
-        w = d["workload"]
-        model = Path(w["config"]).stem.replace("--", "/")
-        workload = Workload(
-            model=model, method=w["method"], lora_r=w["lora_r"], lora_alpha=w["lora_alpha"],
-            target_modules=_targets(w["targets"]), sequence_length=w["seq_len"],
-            precision=w["precision"], gradient_checkpointing=w["gradient_checkpointing"],
-            effective_batch=w["effective_batch"], torch_compile=bool(w.get("torch_compile")),
-            liger=bool(w.get("liger")),
-            prepare_for_kbit=bool(w.get("prepare_model_for_kbit_training")),
-        )
-        splits = tuple(
-            SplitResult(s["micro_batch"], s["grad_accum"], "ok",
-                        seconds_per_update=s["median_s"], ci_low_s=s["lower_quartile_s"],
-                        ci_high_s=s["upper_quartile_s"],
-                        peak_reserved_gib=s.get("peak_reserved_gib"))
-            for s in d["splits"] if s.get("status") == "ok" and s.get("median_s")
-        )
-        env = d.get("environment", {})
-        out.append((Profile(
-            gpu=H200, gpu_memory_gib=139.8, workload=workload, splits=splits,
-            source=f"bench/h200_sweep.py {w['name']}",
-            provenance=("plain TRL SFTTrainer + PEFT, all splits in one process, largest "
-                        "micro-batch first; median of 5-15 timed updates after 2 warm-up "
-                        "updates; bench/H200-SWEEP.md, bench/results/h200-sweep/"
-                        f"{path.name}"),
-            software={"trl": "1.16.0", **{k: str(v) for k, v in env.items()
-                                         if k in ("torch", "transformers", "peft")}},
-            # the machine, as gacost calibrate records it (Profile.machine keys the host)
-            host={k: str(env[e]) for k, e in (("cpu", "cpu_model"), ("cpu_count", "cpu_count"),
-                                              ("driver", "driver"), ("platform", "platform"))
-                  if env.get(e)},
-            created_at=str(d.get("created_at", "")),
-        ), d))
-    return out
+    """Each sweep workload as a profile (plain TRL medians), with its raw JSON: the conversion
+    that writes the shipped copies (:mod:`gacost.advisor.build_sweep_profiles`)."""
+    return build_sweep_profiles.sweep_profiles(SWEEP)
 
 
 def h200_profiles() -> list[Profile]:
@@ -279,19 +240,10 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "worst_abs_error": max(errs), "inside_90pct_band": sum(r["inside"] for r in rows)}
 
 
-def write_reference_profiles() -> None:
-    """Ship the sweep's workloads as reference profiles (data/profiles/)."""
-    from gacost.base.profile import write_profile
-
-    for p, d in sweep_profiles():
-        name = d["workload"]["name"]
-        write_profile(ROOT / "data" / "profiles" / f"H200-SXM--{name}--h200-sweep.json", p)
-
-
 def main() -> None:
-    if "--write-reference-profiles" in sys.argv:
-        write_reference_profiles()
-        return
+    if "--write-reference-profiles" in sys.argv:  # moved beside the other data builders
+        sys.exit("the sweep's reference profiles are written by python -m "
+                 "gacost.advisor.build_sweep_profiles --from bench/results/h200-sweep")
     rows = trace_rows()
     terms = fit_gpu_terms(rows)
     print("GPU terms from the H200 traces (all 11 workloads):")

@@ -1,7 +1,7 @@
 """The TRL training configuration of a measurement, defined once.
 
 ``gacost calibrate`` (:mod:`gacost.calibration.sweep`) and the bench scripts that time plain
-TRL on the device (``bench/h200_sweep.py``, ``bench/published_protocol.py``) build their
+TRL on the device (``bench/h200_sweep.py``, ``bench/archive/published_protocol.py``) build their
 ``SFTConfig`` with :func:`sft_config`: fixed-length rows without packing (``max_length`` and
 ``pad_to_multiple_of`` the sequence length), gradient checkpointing without re-entrant
 autograd, no checkpoint saves, no reports or evaluation, no progress bar, no dataloader

@@ -9,31 +9,16 @@ test that depends on today's date fails there, not on some later day.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
-import sys
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 import time_machine
 
 FIXTURES = Path(__file__).parent / "fixtures"
-BENCH = Path(__file__).resolve().parent.parent / "bench"
-
-
-def load_bench(name: str) -> ModuleType:
-    """``bench/<name>.py`` run as the module ``bench_<name>`` (bench/ is scripts, not a
-    package): the tests that check a benchmark's derivations or results import it so."""
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up while the file runs
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import load_bench
+from bench_loader import load_bench
 
 from gacost.advisor import kernel_counts as kc
 from gacost.advisor.time_model import TrainSetup

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import load_bench
+from bench_loader import load_bench
 
 from gacost.advisor import model_fit, predictor, time_model
 
@@ -20,7 +20,7 @@ def test_saved_reference_fit_matches_the_profiles_and_the_model() -> None:
     profiles = predictor.reference_profiles()
     saved = json.loads((ROOT / "data" / predictor.REFERENCE_FIT).read_text())
     assert saved["key"] == predictor.reference_fit_key(profiles), (
-        "data/reference_fit.json is stale: run python bench/reference_fit.py")
+        "data/reference_fit.json is stale: run python -m gacost.advisor.build_reference_fit")
 
 
 @pytest.mark.slow

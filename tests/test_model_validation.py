@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import load_bench
+from bench_loader import load_bench
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from bench_loader import load_bench
 
 from gacost.base.errors import DataError, JobSpecError
 from gacost.base.records import Offer
@@ -176,21 +175,12 @@ def test_compare_and_recommend_carry_the_price_date(capsys: pytest.CaptureFixtur
     assert "price dates (not the day read): undated (" in text
 
 
-def _recompute_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "price_recompute", ROOT / "bench" / "price_recompute.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_every_snapshot_offer_recomputes_from_the_raw_rows(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The independent full recompute (bench/price_recompute.py, no pricing/ code): 4870
     offers exact, the 42 whose GCP on-demand a rule cleared listed, none unexplained."""
-    assert _recompute_module().main([]) == 0
+    assert load_bench("price_recompute").main([]) == 0
     out = capsys.readouterr().out
     assert "4912 snapshot offers" in out and "4870 exact, 42 with" in out
     assert "0 unexplained" in out

@@ -11,7 +11,10 @@ part an attribute of that module (a top-level name of its source, read with :mod
 nothing is imported) or of a class there. Past a function or a value the rest is not
 checked (an attribute of what it returns). A path of a ``.py`` file or a folder under one of
 the checkout's source folders must exist, and under ``src/gacost/`` there is only the
-package face. A renamed, moved or deleted module then fails here, not in a reader's hands.
+package face. Any ``bench/...`` path (a script, job, result, note or folder; a glob or a
+``{a,b}`` must match) must exist, so a script moved to ``bench/archive/`` or out of bench/
+leaves no citation behind. A renamed, moved or deleted module then fails here, not in a
+reader's hands.
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ DOTTED = re.compile(r"(?<![\w./-])((?:gacost|" + "|".join(PACKAGES + RETIRED)
 # a .py path, or a folder path (ending in /), under a source folder of the checkout
 PY_PATH = re.compile(r"(?<![\w./-])((?:" + "|".join(SOURCE_DIRS) + r")/[\w/]+\.py)\b")
 DIR_PATH = re.compile(r"(?<![\w./-])((?:" + "|".join(SOURCE_DIRS) + r")/(?:\w+/)+)(?![\w.*])")
+# any path under bench/ (a script, a note, a job, a result, a folder), globs and {a,b} included
+BENCH_PATH = re.compile(r"(?<![\w./-])(bench/(?:[\w.*/-]|\{[\w.,-]*\})*)")
 FILE_ENDINGS = {"py", "md", "csv", "json", "yaml", "yml", "txt", "toml", "png", "svg", "html"}
 THIS = Path(__file__).resolve()
 
@@ -80,8 +85,8 @@ def _texts() -> list[tuple[str, str]]:
                     items.append((f"{where}:{getattr(node, 'lineno', 1)}", doc))
         items += [(f"{where}:{line}", text) for line, text in _comments(source)]
     docs = [ROOT / "README.md", ROOT / "pyproject.toml", ROOT / ".importlinter",
-            *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "bench").glob("*.md")),
-            *sorted((ROOT / "bench").glob("*.sh")), *sorted((ROOT / "data").rglob("*.md"))]
+            *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "bench").rglob("*.md")),
+            *sorted((ROOT / "bench").rglob("*.sh")), *sorted((ROOT / "data").rglob("*.md"))]
     for path in docs:
         if path.is_file():
             items.append((str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")))
@@ -187,6 +192,57 @@ def test_named_source_files_exist() -> None:
         if not (ROOT / path).exists()
     )
     assert not stale, "stale file paths:\n" + "\n".join(stale)
+
+
+def _expand(path: str) -> list[str]:
+    """``path`` with its first ``{a,b}`` expanded, recursively."""
+    match = re.search(r"\{([^{}]*)\}", path)
+    if not match:
+        return [path]
+    return [q for alt in match.group(1).split(",")
+            for q in _expand(path[: match.start()] + alt + path[match.end():])]
+
+
+def _bench_paths(text: str) -> list[str]:
+    """The ``bench/...`` paths of ``text``, less those a shell variable ends (``seq$seq``)."""
+    return [m.group(1) for m in BENCH_PATH.finditer(text)
+            if text[m.end():m.end() + 1] not in ("$", "<", "%")]
+
+
+def bench_path_exists(path: str) -> bool:
+    """Whether a ``bench/...`` path named in a text names something of the checkout: a file
+    or folder, or a glob (``w06-*.json``, ``rep-{a,b}``) that matches one."""
+    path = path.rstrip(".")
+    return all(any(ROOT.glob(p)) if "*" in p else (ROOT / p).exists() for p in _expand(path))
+
+
+def test_named_bench_paths_exist() -> None:
+    """A script, job, result or note under bench/ that a text names must be there: moving
+    one to bench/archive/ or to a data builder fails here until every citation follows."""
+    stale = sorted(
+        f"{where}: {path}"
+        for where, text in _texts()
+        for path in _bench_paths(text)
+        if not bench_path_exists(path)
+    )
+    assert not stale, "stale bench paths:\n" + "\n".join(stale)
+
+
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [
+        ("run `python bench/model_v2.py`.", True),
+        ("bench/results/h200-sweep/w06-*.json", True),
+        ("bench/results/repeatability/rep-{a,b,c}", True),
+        ("bench/results/repeatability/rep-{a,z}", False),
+        ("bench/reference_fit.py", False),  # moved: gacost.advisor.build_reference_fit
+        ("bench/results/no-such-file.json", False),
+        ("bench/jobs/qwen3-8b-lora-seq$seq.yaml", True),  # a shell variable: not checked
+        ("see bench/RESULTS.md, bench/MODEL.md.", True),
+    ],
+)
+def test_bench_path_resolution(text: str, ok: bool) -> None:
+    assert all(bench_path_exists(p) for p in _bench_paths(text)) is ok
 
 
 def test_src_gacost_is_named_only_for_the_package_face() -> None:

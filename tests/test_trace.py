@@ -134,7 +134,7 @@ def test_other_kernels_are_broken_down_by_name() -> None:
 def test_the_h200_sweep_classes_kernels_with_this_module() -> None:
     """bench/h200_sweep.py keeps no copy of the kernel classes or the interval helpers: it
     imports them from here (gacost installed on the device), and records them as before."""
-    from conftest import load_bench
+    from bench_loader import load_bench
 
     from gacost.calibration import trace
 

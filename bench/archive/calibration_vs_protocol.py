@@ -1,12 +1,16 @@
+# ARCHIVED 2026-12-03 (issue 21), not maintained: a one-off run on the lent H200 on 2026-12-02
+# (issue 3). It produced bench/results/h200-run1-* and bench/results/h200-run2-* (the table, the
+# calibrate profiles, the logs); the numbers are in bench/RESULTS.md, "`gacost calibrate`
+# against the full published protocol". Runs published_protocol.py beside it.
 """`gacost calibrate` against the full published protocol, on the attached GPU.
 
 Runs ``gacost calibrate`` once (all splits in one process, adaptive stopping), then the
 full protocol (10 warm-up + 100 timed updates, each split in its own process, plain TRL:
-``bench/published_protocol.py``), and prints one table: each split's seconds per update
+``bench/archive/published_protocol.py``), and prints one table: each split's seconds per update
 from both, the relative difference, and the device seconds each approach held the GPU
 (process wall-clock, start-up included). Writes the numbers as JSON.
 
-    python bench/calibration_vs_protocol.py --job bench/jobs/qwen3-1.7b-lora-bf16.yaml \
+    python bench/archive/calibration_vs_protocol.py --job bench/jobs/qwen3-1.7b-lora-bf16.yaml \
         --config data/models/Qwen--Qwen3-1.7B.json --out results/
 """
 
@@ -80,7 +84,7 @@ def main() -> None:
         wall, text = run_timed(
             [
                 sys.executable,
-                "bench/published_protocol.py",
+                "bench/archive/published_protocol.py",
                 "--config",
                 a.config,
                 "--micro-batch",

@@ -1,3 +1,8 @@
+# ARCHIVED 2026-12-03 (issue 21), not maintained: the 100-update protocol of 2026-12-02 (issues
+# 3 and 11), run on the lent H200 by calibration_vs_protocol.py and repeatability.py beside it.
+# Its medians are in bench/results/h200-run2-calibration_vs_protocol.json and
+# bench/results/repeatability/, and in bench/RESULTS.md. The reference a calibration is checked
+# against now is bench/user_script.py (bench/README.md).
 """The published measurement protocol, in plain TRL + PEFT (no gacost code in the timed path).
 
 Kept to reproduce the measurements of 2026-12-02 (bench/RESULTS.md): its trainer settings are
@@ -13,7 +18,7 @@ the GPU, wrap it with PEFT LoRA, train with TRL's SFTTrainer for ``warmup + upda
 optimizer updates on fixed-length synthetic sequences, and time every update between
 ``on_step_end`` callbacks with ``torch.cuda.synchronize()``. Prints one JSON line.
 
-    python bench/published_protocol.py --config data/models/Qwen--Qwen3-1.7B.json \
+    python bench/archive/published_protocol.py --config data/models/Qwen--Qwen3-1.7B.json \
         --micro-batch 2 --grad-accum 2 --seq-len 512 --precision bf16
 """
 

@@ -1,3 +1,7 @@
+# ARCHIVED 2026-12-03 (issue 21), not maintained: a one-off on the 2-core CPU VM on 2026-12-02
+# (issue 11 item 3). It produced bench/results/trace-overhead-tiny-cpu.json and
+# bench/results/trace-overhead-smollm2-135m-cpu.json; the numbers are in bench/RESULTS.md,
+# "What the calibration trace costs" (the H200 figures there came from repeatability.py).
 """What the calibration trace costs: ``gacost calibrate`` with and without ``--no-trace``.
 
 Runs ``gacost calibrate --job J`` (default protocol settings, one process per run) alternately
@@ -8,7 +12,7 @@ profiler start/stop and the analysis) and their share of ``gpu_seconds``; per sp
 median s/update with and without the trace (the trace must not change the timed updates).
 Writes the numbers as JSON.
 
-    python bench/trace_overhead.py --job tests/fixtures/calib/tiny-job.yaml --device cpu \
+    python bench/archive/trace_overhead.py --job tests/fixtures/calib/tiny-job.yaml --device cpu \
         --out bench/results/trace-overhead-tiny-cpu.json
 """
 

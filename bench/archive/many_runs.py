@@ -1,7 +1,10 @@
+# ARCHIVED 2026-12-03 (issue 21), not maintained: a one-off on the 2-core VM on 2026-12-03
+# (issue 18 item 1); it prints a table and writes no file. The numbers are in
+# bench/RESULTS.md, "Planning many runs".
 """Planning cost against the run count (issue 18): ``recommend`` and ``budget`` on one job
 with ``runs:`` set to each of ``--runs``, each command in its own process, timed.
 
-    python bench/many_runs.py --job examples/qwen3-1.7b-lora.yaml --runs 3,1000,100000
+    python bench/archive/many_runs.py --job examples/qwen3-1.7b-lora.yaml --runs 3,1000,100000
 
 Planning packs identical runs as ``(hours, count)`` blocks in arithmetic, so the seconds
 should not grow with ``runs`` (the job schema allows up to 100000). Exit code 3 (nothing

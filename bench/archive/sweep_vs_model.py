@@ -1,3 +1,8 @@
+# ARCHIVED 2026-12-03 (issue 21), not maintained: the in-sample baseline of 2026-12-02 (before
+# issue 12; superseded by the held-out bench/model_v2.py). The baseline numbers are in
+# bench/MODEL.md, "Baseline on the H200 sweep"; bench/results/sweep_vs_model.json is the last
+# committed run (the model of c51f1e4). It checks whatever model is current, so a run today
+# prints other numbers than either.
 """The current time model against the H200 sweep (bench/results/h200-sweep/).
 
 Prints one row per measured split (measured median s/update, predicted value and 90 % band,
@@ -8,7 +13,7 @@ check (the held-out checks are bench/model_v2.py and bench/model_validation.py).
 workload reaches the model as its reference profile's Workload, through
 ``predictor.setup_for``: the one conversion (liger, compile, QLoRA preparation, dropout).
 
-    python bench/sweep_vs_model.py
+    python bench/archive/sweep_vs_model.py
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from gacost.advisor.predictor import TrainSetup
 from gacost.base import gpu_table, models
 from gacost.base.profile import read_profile
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SWEEP = ROOT / "bench" / "results" / "h200-sweep"
 PROFILES = ROOT / "data" / "profiles"
 OUT = ROOT / "bench" / "results" / "sweep_vs_model.json"

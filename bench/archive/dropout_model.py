@@ -1,3 +1,8 @@
+# ARCHIVED 2026-12-03 (issue 21), not maintained: a one-off of 2026-12-03 (issue 19 item 2).
+# It produced bench/results/dropout_model.json; the numbers are in bench/MODEL.md, "Kernel
+# counts" (the LoRA dropout table). It predicts with the current model, so a run today prints
+# other absolute times (1x4: 1.336 -> 1.549 s against the recorded 1.215 -> 1.408 s) and the
+# same ratios (1.159, 1.147).
 """What the model predicts LoRA dropout costs, against the two H200 measurements (issue 19).
 
 The dropout terms are structural (nothing here is fitted to these rows): the operators it adds
@@ -10,7 +15,7 @@ reference fit (``data/reference_fit.json``), which was fitted on dropout-0 profi
 Measured (``shared/research/measurements-2026-12-03.md`` section 2: own-process plain TRL on
 the lent H200, median s/update, dropout 0 -> 0.05).
 
-    python bench/dropout_model.py   # prints a table, writes bench/results/dropout_model.json
+    python bench/archive/dropout_model.py   # a table; writes bench/results/dropout_model.json
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from gacost.base import gpu_table
 from gacost.base.atomic import write_atomic
 from gacost.base.models import load_model_config, model_arch
 
-OUT = Path(__file__).resolve().parent / "results" / "dropout_model.json"
+OUT = Path(__file__).resolve().parents[1] / "results" / "dropout_model.json"
 ALL_LINEAR = kernel_counts.LINEAR_NAMES
 GPU = "H200-SXM"
 DROPOUT = 0.05

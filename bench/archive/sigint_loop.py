@@ -1,6 +1,10 @@
+# ARCHIVED 2026-12-03 (issue 21), not maintained: a one-off on the 2-core VM on 2026-12-03
+# (issue 18 item 4). It produced bench/results/sigint-before.json and
+# bench/results/sigint-after.json; the numbers are in bench/RESULTS.md, "Ctrl-C while
+# `gacost calibrate` starts".
 """Ctrl-C while ``gacost calibrate`` starts: SIGINT at random delays, counted by outcome.
 
-    python bench/sigint_loop.py [--runs 30] [--max-delay 3] [--seed 0] [--json FILE]
+    python bench/archive/sigint_loop.py [--runs 30] [--max-delay 3] [--seed 0] [--json FILE]
 
 Each run starts ``python -m gacost calibrate --device cpu`` on the example job (bf16, so
 the CPU accepts it) in a fresh process, as a user would, sends one SIGINT after a random
@@ -24,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "qwen3-1.7b-lora.yaml"
 STOP_WITHIN = 60.0  # seconds after the SIGINT; the imports take 8-13 s on a 2-core VM
 

@@ -1,3 +1,7 @@
+# ARCHIVED 2026-12-03 (issue 21), not maintained: a one-off on the 2-core CPU VM on 2026-12-02
+# (issue 11). It produced bench/results/callback-overhead-cpu.json; the numbers are in
+# bench/RESULTS.md, "`GacostCallback` overhead". The `--device cuda` run it offers was not made.
+# It no longer runs as it is: it calls `apply_lora` of the calibration builder, which is gone.
 """What ``GacostCallback`` costs a training run, on the CPU with a tiny model.
 
 Two measurements:
@@ -16,7 +20,7 @@ Two measurements:
 Prints a table and writes ``callback-overhead-cpu.json`` (``--device cuda``:
 ``callback-overhead-<GPU>.json``) into ``--out``.
 
-    python bench/callback_overhead.py --repeats 16 --updates 40 --out bench/results
+    python bench/archive/callback_overhead.py --repeats 16 --updates 40 --out bench/results
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 JOB = ROOT / "tests" / "fixtures" / "calib" / "tiny-job.yaml"
 # arm -> GacostCallback options (None: no callback)
 ARMS: dict[str, dict[str, Any] | None] = {

@@ -1,17 +1,22 @@
+# ARCHIVED 2026-12-03 (issue 21), not maintained: a one-off run on the lent H200 on 2026-12-02
+# (issue 11 item 7). It produced bench/results/repeatability/ (rep-a to rep-d, summary.json);
+# the numbers are in bench/RESULTS.md, "Repeatability of `gacost calibrate`" and
+# "torch.compile and Liger through `gacost calibrate`". Imports calibration_vs_protocol.py and
+# runs published_protocol.py, both beside it.
 """Repeatability of `gacost calibrate` against the full published protocol (issue 11, item 7).
 
 Three phases, so the device work can be spread over calls and compared here:
 
     # on the GPU machine: N calibrations, each a fresh process with the defaults
-    python bench/repeatability.py calibrate --job bench/jobs/qwen3-1.7b-lora-bf16.yaml \
+    python bench/archive/repeatability.py calibrate --job bench/jobs/qwen3-1.7b-lora-bf16.yaml \
         --repeats 3 --out $OUT/rep
     # on the GPU machine: the protocol (10 warm-up + 100 timed updates, each split in its own
-    # process, plain TRL: bench/published_protocol.py), for some or all splits
-    python bench/repeatability.py protocol --config data/models/Qwen--Qwen3-1.7B.json \
+    # process, plain TRL: bench/archive/published_protocol.py), for some or all splits
+    python bench/archive/repeatability.py protocol --config data/models/Qwen--Qwen3-1.7B.json \
         --splits 4x1,2x2 --out $OUT/rep
     # anywhere: the table (printed, and JSON next to the inputs)
-    python bench/repeatability.py compare --dirs results/rep-a results/rep-b \
-        --json bench/results/repeatability.json
+    python bench/archive/repeatability.py compare --dirs bench/results/repeatability/rep-a \
+        bench/results/repeatability/rep-b --json bench/results/repeatability/summary.json
 
 Targets (issue 11): the same fastest split in every calibration; every fully timed (``ok``)
 split within 5% of the protocol's median; each calibration under 15% of the protocol's
@@ -56,9 +61,9 @@ def protocol(a: argparse.Namespace) -> None:
     a.out.mkdir(parents=True, exist_ok=True)
     for split in a.splits.split(","):
         m, k = split.split("x")
-        wall, text = run_timed([sys.executable, "bench/published_protocol.py", "--config", a.config,
-                           "--micro-batch", m, "--grad-accum", k, "--seq-len", str(a.seq_len),
-                           "--precision", a.precision])
+        wall, text = run_timed([sys.executable, "bench/archive/published_protocol.py",
+                                "--config", a.config, "--micro-batch", m, "--grad-accum", k,
+                                "--seq-len", str(a.seq_len), "--precision", a.precision])
         row = json.loads(text.strip().splitlines()[-1])
         row["process_wall_s"] = wall
         (a.out / f"protocol-{split}.json").write_text(json.dumps(row))
