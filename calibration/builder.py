@@ -214,8 +214,8 @@ def trainable_state(
 
 
 def restore_trainable(model: torch.nn.Module, state: dict[str, torch.Tensor]) -> None:
-    """Put the trainable tensors back to ``state`` in place (the same parameters, so nothing
-    of an earlier split's optimizer can follow) and drop their gradients."""
+    """Put the trainable tensors back to ``state`` in place and drop their gradients (a
+    full fine-tune's OOM leaves some); the next split's trainer builds a fresh optimizer."""
     with torch.no_grad():
         for name, param in model.named_parameters():
             if name in state:

@@ -1,13 +1,13 @@
 """The calibration sweep: train candidate splits briefly with TRL and time them.
 
 This module measures the splits it is given in one process: one model load, every split
-restarting from the same trainable weights (the adapters; for a full fine-tune every weight,
-restored from a CPU copy) and a fresh optimizer (each split has its own trainer). By
-default on a GPU :mod:`gacost.calibration.run` gives it one split per process, so each split
-runs as the user's own script would (a fresh process, one trainer). Splits run largest micro-batch
-first (usually the fastest, so the slower ones can be dropped early). Per split:
-``warmup`` untimed updates, then timed updates until the median's 95% CI is within
-``rel_tol``, or ``max_seconds`` of timed updates (at least ``min_timed``) or
+restarting from the same trainable weights (the adapters; for a full fine-tune every
+weight, restored from a CPU copy) and a fresh optimizer (each split has its own trainer).
+By default on a GPU :mod:`gacost.calibration.run` gives it one split per process, so each
+split runs as the user's own script would (a fresh process, one trainer). Splits run
+largest micro-batch first (usually the fastest, so the slower ones can be dropped early).
+Per split: ``warmup`` untimed updates, then timed updates until the median's 95% CI is
+within ``rel_tol``, or ``max_seconds`` of timed updates (at least ``min_timed``) or
 ``max_timed`` updates have passed, or the split is clearly slower than the best one so
 far (``dropped``). An out-of-memory split is a result (``oom``); micro-batches above it
 are not run (``skipped``). The profile is rewritten atomically after every split.
