@@ -48,6 +48,16 @@ def check_precision(job: Job, device: torch.device) -> None:
             raise CalibrationError("method: qlora calibrates on a CUDA GPU only")
 
 
+def weight_dtype(job: Job) -> torch.dtype:
+    """The dtype the weights are built or loaded in: the job's precision, except a full
+    fine-tune in fp16, whose weights stay fp32 (fp16 mixed precision scales the gradients,
+    and torch's GradScaler refuses to unscale fp16 ones: the fp32 master weights the memory
+    model counts)."""
+    if job.method == "full" and job.precision == "fp16":
+        return torch.float32
+    return DTYPES[job.precision]
+
+
 def build_model(
     cfg: dict[str, Any], job: Job, device: torch.device, weights: str | None = None
 ) -> PreTrainedModel:
@@ -55,7 +65,7 @@ def build_model(
     depend only on shapes). For QLoRA without ``weights`` a random-weight checkpoint of the
     config is saved to a temporary folder and loaded 4-bit from there, as a real checkpoint
     would be (it quantises on load)."""
-    dtype = DTYPES[job.precision]
+    dtype = weight_dtype(job)
     kwargs: dict[str, Any] = {"dtype": dtype}
     if job.method == "qlora":
         from transformers import BitsAndBytesConfig

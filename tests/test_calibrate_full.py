@@ -225,3 +225,25 @@ def test_qlora_keys_with_a_full_fine_tune_are_a_one_line_error(
     assert code != 0 and err.startswith("error: ") and "Traceback" not in err
     assert "qlora: only applies with method: qlora" in err
     assert not (tmp_path / "p.json").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("method", "precision", "dtype"),
+    [("full", "fp16", "float32"), ("full", "bf16", "bfloat16"), ("full", "fp32", "float32"),
+     ("lora", "fp16", "float16")],
+)
+def test_a_full_fine_tune_in_fp16_keeps_fp32_weights(
+    method: str, precision: str, dtype: str
+) -> None:
+    """fp16 mixed precision cannot unscale fp16 gradients: a full fine-tune's weights (its
+    master weights) are built fp32; the frozen base of a LoRA job stays fp16."""
+    import torch
+
+    from gacost.base import models
+    from gacost.calibration import builder
+
+    job = load_job(JOB).model_copy(update={"method": method, "precision": precision})
+    _, cfg = models.load_model_config(str(FIXTURES / "tiny-llama.json"))
+    model = builder.build_model(cfg, job, torch.device("cpu"))
+    assert {str(p.dtype) for p in model.parameters()} == {f"torch.{dtype}"}
