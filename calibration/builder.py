@@ -1,5 +1,6 @@
 """Build what a calibration trains: the model (random weights from the job's config, or real
-weights), its LoRA adapters, a tokenizer and a fixed-length dataset."""
+weights), its LoRA adapters (none for a full fine-tune), a tokenizer and a fixed-length
+dataset; and the copy of the trainable weights every split starts from."""
 
 from __future__ import annotations
 
@@ -47,6 +48,16 @@ def check_precision(job: Job, device: torch.device) -> None:
             raise CalibrationError("method: qlora calibrates on a CUDA GPU only")
 
 
+def weight_dtype(job: Job) -> torch.dtype:
+    """The dtype the weights are built or loaded in: the job's precision, except a full
+    fine-tune in fp16, whose weights stay fp32 (fp16 mixed precision scales the gradients,
+    and torch's GradScaler refuses to unscale fp16 ones: the fp32 master weights the memory
+    model counts)."""
+    if job.method == "full" and job.precision == "fp16":
+        return torch.float32
+    return DTYPES[job.precision]
+
+
 def build_model(
     cfg: dict[str, Any], job: Job, device: torch.device, weights: str | None = None
 ) -> PreTrainedModel:
@@ -54,7 +65,7 @@ def build_model(
     depend only on shapes). For QLoRA without ``weights`` a random-weight checkpoint of the
     config is saved to a temporary folder and loaded 4-bit from there, as a real checkpoint
     would be (it quantises on load)."""
-    dtype = DTYPES[job.precision]
+    dtype = weight_dtype(job)
     kwargs: dict[str, Any] = {"dtype": dtype}
     if job.method == "qlora":
         from transformers import BitsAndBytesConfig
@@ -125,6 +136,22 @@ def lora_config(job: Job) -> LoraConfig:
     )
 
 
+def model_as_trl_builds_it(
+    model: PreTrainedModel,
+    job: Job,
+    tokenizer: PreTrainedTokenizerBase,
+    dataset: Dataset,
+    device: torch.device,
+    seed: int = 42,
+) -> PreTrainedModel | PeftModel:
+    """The model a user's ``SFTTrainer`` trains: for ``method: full`` the model itself (no
+    ``peft_config``: TRL trains every weight, which :func:`build_model` leaves trainable, and
+    nothing of LoRA or QLoRA runs); else :func:`peft_model_as_trl_builds_it`."""
+    if job.method == "full":
+        return model
+    return peft_model_as_trl_builds_it(model, job, tokenizer, dataset, device, seed)
+
+
 def peft_model_as_trl_builds_it(
     model: PreTrainedModel,
     job: Job,
@@ -183,13 +210,22 @@ def _alpha(alpha: float) -> int:
     return int(alpha) if alpha == int(alpha) else alpha  # type: ignore[return-value]
 
 
-def adapter_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
-    """A copy of every trainable tensor (to give every split the same starting point)."""
-    return {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
+def trainable_state(
+    model: torch.nn.Module, on: torch.device | None = None
+) -> dict[str, torch.Tensor]:
+    """A copy of every trainable tensor, on ``on`` (default: where each tensor is), to give
+    every split the same starting point. A full fine-tune's copy is every weight: kept on the
+    CPU (``on``) it adds nothing to the GPU's memory, which the splits' peaks measure."""
+    return {
+        n: p.detach().to(on or p.device, copy=True)
+        for n, p in model.named_parameters()
+        if p.requires_grad
+    }
 
 
-def restore_adapter(model: torch.nn.Module, state: dict[str, torch.Tensor]) -> None:
-    """Put the trainable tensors back to ``state`` and clear gradients."""
+def restore_trainable(model: torch.nn.Module, state: dict[str, torch.Tensor]) -> None:
+    """Put the trainable tensors back to ``state`` in place and drop their gradients (a
+    full fine-tune's OOM leaves some); the next split's trainer builds a fresh optimizer."""
     with torch.no_grad():
         for name, param in model.named_parameters():
             if name in state:

@@ -76,8 +76,6 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
         check_out(out, workload, req.force, default=True)
     options = req.options
     tokenizer_source = _tokenizer_source(req) if req.data else None
-    if job.method == "full":
-        raise CalibrationError("method: full fine-tunes are not calibrated yet; use lora")
     if launcher:  # re-run this request under torchrun, one process per GPU
         launch.launch(req, out)
         return read_profile(out), out
@@ -120,7 +118,7 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
         vocab = int(cfg.get("vocab_size", 32000))
         dataset = builder.synthetic_dataset(n, job.sequence_length, vocab, options.seed)
     builder.align_special_tokens(base, tok)
-    model = builder.peft_model_as_trl_builds_it(base, job, tok, dataset, device, options.seed)
+    model = builder.model_as_trl_builds_it(base, job, tok, dataset, device, options.seed)
     setup = time.perf_counter() - started
     final = run_sweep(model, tok, dataset, device, profile, options, out, setup_seconds=setup)
     return final, out

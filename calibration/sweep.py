@@ -1,12 +1,13 @@
 """The calibration sweep: train candidate splits briefly with TRL and time them.
 
 This module measures the splits it is given in one process: one model load, every split
-restarting from the same adapter weights and a fresh optimizer. By default on a GPU
-:mod:`gacost.calibration.run` gives it one split per process, so each split runs as the
-user's own script would (a fresh process, one trainer). Splits run largest micro-batch
-first (usually the fastest, so the slower ones can be dropped early). Per split:
-``warmup`` untimed updates, then timed updates until the median's 95% CI is within
-``rel_tol``, or ``max_seconds`` of timed updates (at least ``min_timed``) or
+restarting from the same trainable weights (the adapters; for a full fine-tune every
+weight, restored from a CPU copy) and a fresh optimizer (each split has its own trainer).
+By default on a GPU :mod:`gacost.calibration.run` gives it one split per process, so each
+split runs as the user's own script would (a fresh process, one trainer). Splits run
+largest micro-batch first (usually the fastest, so the slower ones can be dropped early).
+Per split: ``warmup`` untimed updates, then timed updates until the median's 95% CI is
+within ``rel_tol``, or ``max_seconds`` of timed updates (at least ``min_timed``) or
 ``max_timed`` updates have passed, or the split is clearly slower than the best one so
 far (``dropped``). An out-of-memory split is a result (``oom``); micro-batches above it
 are not run (``skipped``). The profile is rewritten atomically after every split.
@@ -35,7 +36,7 @@ from typing import Any, cast
 import torch
 from datasets import Dataset
 from peft import PeftModel
-from transformers import PreTrainedTokenizerBase, TrainerCallback
+from transformers import PreTrainedModel, PreTrainedTokenizerBase, TrainerCallback
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from trl import SFTTrainer
 
@@ -44,7 +45,7 @@ from gacost.base.errors import CalibrationError
 from gacost.base.profile import Profile, SplitResult, SplitTrace, Workload, write_profile
 from gacost.base.records import GIB
 from gacost.calibration import passes, protocol, ranks, stats, trace
-from gacost.calibration.builder import adapter_state, restore_adapter
+from gacost.calibration.builder import restore_trainable, trainable_state
 from gacost.calibration.env import Environment
 from gacost.calibration.oom import is_oom
 from gacost.calibration.request import CalibrationInterrupted, SweepOptions
@@ -237,7 +238,7 @@ def measure_split(
                 liger=ctx.workload.liger,
             )
             trainer = SFTTrainer(
-                model=cast(PeftModel, ctx.model),
+                model=cast("PreTrainedModel | PeftModel", ctx.model),  # full: no adapters
                 args=args,
                 train_dataset=ctx.dataset,
                 processing_class=ctx.tokenizer,
@@ -394,7 +395,7 @@ def run_sweep(
         first_pass = replace(options, max_seconds=options.max_seconds / 2,
                              max_timed=max(options.min_timed, options.max_timed // 2))
     ctx = _Split(model, tokenizer, dataset, device, profile.workload, first_pass)
-    initial = adapter_state(model)
+    initial = _starting_state(model, profile.workload)
     gpu_seconds = (profile.gpu_seconds or 0.0) + setup_seconds
     profile = replace(profile, gpu_seconds=round(gpu_seconds, 3))
     save_profile(out, profile)
@@ -415,7 +416,7 @@ def run_sweep(
                     m, k, "skipped", note=f"not run: micro-batch {oom_at} ran out of memory"
                 )
             else:
-                restore_adapter(model, initial)
+                restore_trainable(model, initial)
                 result = _measure_with_levers(ctx, m, k, _best(profile.splits),
                                               profiler=compiled and options.trace)
                 if result.status == "oom":
@@ -425,13 +426,13 @@ def run_sweep(
             save_profile(out, profile)
         again = [s for s in profile.splits if s.status == "ok" and not s.pass_seconds]
         for first in sorted(again, key=lambda s: s.micro_batch) if two else ():
-            restore_adapter(model, initial)
+            restore_trainable(model, initial)
             pooled = _second_pass(replace(ctx, options=options), first)
             gpu_seconds += (pooled.wall_seconds or 0.0) - (first.wall_seconds or 0.0)
             profile = replace(profile.with_split(pooled), gpu_seconds=round(gpu_seconds, 3))
             save_profile(out, profile)
         for timed in _to_profile(profile.splits, options) if options.trace and not compiled else ():
-            restore_adapter(model, initial)
+            restore_trainable(model, initial)
             traced, wall = _profile_split(ctx, timed)
             gpu_seconds += wall
             profile = replace(profile.with_split(traced), gpu_seconds=round(gpu_seconds, 3))
@@ -442,6 +443,16 @@ def run_sweep(
             f"interrupted: {kept} split(s) kept in {out}; run again with --resume to finish"
         ) from None
     return profile
+
+
+def _starting_state(model: torch.nn.Module, workload: Workload) -> dict[str, torch.Tensor]:
+    """The weights every split starts from. A full fine-tune trains (and changes) every base
+    weight: their copy is kept on the CPU, so that the device holds no second copy of the
+    model during the splits (it would count in their peaks). Restoring it costs one
+    host-to-device copy of the weights per split, less than building the model again (a
+    load from ``--weights``, or a random initialisation of every weight)."""
+    on = torch.device("cpu") if workload.method == "full" else None
+    return trainable_state(model, on)
 
 
 def _to_profile(splits: Sequence[SplitResult], options: SweepOptions) -> list[SplitResult]:
