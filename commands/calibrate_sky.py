@@ -39,6 +39,7 @@ from gacost.base.job import Job
 from gacost.base.profile import Profile, loads_profile, profile_to_dict
 from gacost.base.profile_dir import profile_dir, write_new
 from gacost.base.records import Offer
+from gacost.base.split import Split
 from gacost.calibration.request import SweepOptions, default_out, parse_splits
 from gacost.commands.inputs import load_job_args, price_table
 from gacost.commands.saved_profiles import load_saved
@@ -263,7 +264,7 @@ def save(outcomes: Sequence[Outcome], folder: Path, local_model: str | None = No
 
 
 def plan_targets(args: argparse.Namespace, job: Job, gpus: Sequence[str],
-                 splits: Sequence[tuple[int, int]], world: int, enabled: set[str],
+                 splits: Sequence[Split], world: int, enabled: set[str],
                  offers: Sequence[Offer], profiles: Sequence[Profile]) -> list[Target]:
     """Each GPU's offer and expected calibration time (errors for a GPU nobody offers)."""
     est = estimate_job(job.model_copy(update={"gpus": list(gpus)}), offers, profiles)

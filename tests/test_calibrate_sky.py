@@ -40,8 +40,8 @@ from gacost.base.profile import Profile, SplitResult, profile_to_dict, read_prof
 from gacost.base.profile_dir import SEEN_FILE, profile_dir, profile_files, write_new
 from gacost.base.records import Offer
 from gacost.calibration.request import SweepOptions, default_out
-from gacost.commands.cli import main
 from gacost.commands import calibrate_sky as command
+from gacost.commands.cli import main
 from gacost.launch import profile_transfer, remote_calibration, staging
 from gacost.launch.remote_calibration import (
     JobState,
