@@ -4,12 +4,14 @@ and the data files it ships (the price snapshot): safely, with one set of error 
 Every such file goes through :func:`read_text`: a regular file only (a folder is named as
 one, a FIFO would block, a device like ``/dev/zero`` never ends), at most ``max_bytes``,
 UTF-8; a missing, unreadable or non-UTF-8 file is one error line naming the flag and the
-file, ending in the caller's advice. YAML is parsed by
-:func:`parse_yaml` with YAML 1.2 core-schema scalars (``1:20`` is a string, not 80; ``yes``
-is a string, not true; ``1e3`` is a number), a nesting limit, an alias limit (an alias
-bomb of a few hundred bytes cannot expand into gigabytes) and no duplicate keys. JSON is
-parsed by :func:`parse_json` with the same nesting limit; ``NaN`` and ``Infinity`` are
-refused. Errors are one line naming the file, raised as the caller's error class.
+file, ending in the caller's advice.
+
+YAML is parsed by :func:`parse_yaml` with YAML 1.2 core-schema scalars (``1:20`` is a
+string, not 80; ``yes`` is a string, not true; ``1e3`` is a number), a nesting limit, an
+alias limit (an alias bomb of a few hundred bytes cannot expand into gigabytes) and no
+duplicate keys. JSON is parsed by :func:`parse_json` with the same nesting limit; ``NaN``
+and ``Infinity`` are refused. Errors are one line naming the file, raised as the caller's
+error class.
 """
 
 from __future__ import annotations

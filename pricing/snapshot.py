@@ -42,7 +42,7 @@ _OPTIONAL_NUMBERS = ("gpu_memory_gib", "vcpus", "ram_gib", "price_hour", "spot_h
 # 20 USD per GPU-hour and 16 GPUs per instance
 MAX_USD_PER_GPU_HOUR = 1000.0
 MAX_GPUS_PER_OFFER = 64
-# the most bytes of a price file read: the snapshot is 0.5 MB, a full upstream catalog a few
+# the most bytes of a price file read: the snapshot is 0.5 MB, a cloud's GPU rows a few MB
 MAX_PRICE_FILE_BYTES = 32 << 20
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}([T ][0-9:.+\-Z]*)?$")
 _FIX = "regenerate it with `python -m gacost.pricing.build_snapshot` or restore it from git"
@@ -145,8 +145,9 @@ def _parse_record(
     for column in _TEXT_COLUMNS:
         if column in cells and not cells[column].strip() and not rejected:
             raise DataError(f"{where} {column}: empty; {fix}")
-    judged = None if rejected else 0.0  # the least value the quality rules leave to judge
-    count = _number(cells["gpu_count"], f"{where} gpu_count", fix, least=judged)
+    # in a rejected row a count or price below 0 is for the quality rules to judge
+    least = None if rejected else 0.0
+    count = _number(cells["gpu_count"], f"{where} gpu_count", fix, least=least)
     if count is None or (count <= 0 and not rejected):
         raise DataError(f"{where} gpu_count: must be a number > 0; {fix}")
     if count > MAX_GPUS_PER_OFFER:
@@ -154,7 +155,7 @@ def _parse_record(
                         f"GPUs in one instance; {fix}")
     values = {
         c: _number(cells.get(c, ""), f"{where} {c}", fix,
-                   least=judged if c in ("price_hour", "spot_hour") else 0.0)
+                   least=least if c in ("price_hour", "spot_hour") else 0.0)
         for c in _OPTIONAL_NUMBERS
     }  # fmt: skip
     if values["price_hour"] is None and values["spot_hour"] is None and not rejected:
