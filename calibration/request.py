@@ -48,6 +48,10 @@ class SweepOptions:
     # or every split in this process; "auto" is a process per split on a GPU
     isolation: str = "auto"
 
+    def __post_init__(self) -> None:
+        # (m, k) pairs from a script or a test become Splits, which print as "4x2"
+        object.__setattr__(self, "splits", tuple(Split(*s) for s in self.splits))
+
 
 @dataclass(frozen=True)
 class CalibrateRequest:

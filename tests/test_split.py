@@ -13,10 +13,18 @@ from gacost.base.errors import CalibrationError, DataError, JobSpecError
 from gacost.base.job import parse_job
 from gacost.base.profile import SplitResult, loads_profile, profile_to_dict, read_profile
 from gacost.base.split import Split
-from gacost.calibration.request import parse_splits
+from gacost.calibration.request import (
+    CalibrateRequest,
+    SweepOptions,
+    parse_splits,
+    request_from_dict,
+    request_to_dict,
+)
 
 SHIPPED = (Path(__file__).resolve().parent.parent / "data" / "profiles"
            / "H200-SXM--Qwen3-1.7B--lora-r16-seq512-bf16-B4--measured.json")
+JOB = parse_job({"model": "Qwen/Qwen3-1.7B", "sequence_length": 512, "effective_batch": 8,
+                 "work": {"updates": 10}}, origin="test")
 
 
 def test_a_split_formats_as_m_x_k_and_multiplies_to_its_batch() -> None:
@@ -59,11 +67,17 @@ def test_calibrate_splits_flag_parses_through_the_one_parser() -> None:
         parse_splits("2x1", 8, world=2)
 
 
+def test_sweep_options_hold_splits_even_when_given_pairs() -> None:
+    options = SweepOptions(splits=((2, 2), (1, 4)))  # type: ignore[arg-type]
+    assert [str(s) for s in options.splits] == ["2x2", "1x4"]
+    again = request_from_dict(request_to_dict(CalibrateRequest(JOB, None, options)))
+    assert again.options.splits == options.splits
+    assert all(isinstance(s, Split) for s in again.options.splits)
+
+
 def test_a_job_lists_its_candidate_splits_as_splits() -> None:
-    job = parse_job({"model": "Qwen/Qwen3-1.7B", "sequence_length": 512,
-                     "effective_batch": 8, "work": {"updates": 10}}, origin="test")
-    assert job.splits() == (Split(1, 8), Split(2, 4), Split(4, 2), Split(8, 1))
-    assert [str(s) for s in job.splits(2)] == ["1x4", "2x2", "4x1"]
+    assert JOB.splits() == (Split(1, 8), Split(2, 4), Split(4, 2), Split(8, 1))
+    assert [str(s) for s in JOB.splits(2)] == ["1x4", "2x2", "4x1"]
 
 
 def test_records_offer_the_split_and_keep_their_fields() -> None:
