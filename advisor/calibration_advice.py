@@ -94,7 +94,7 @@ def calibration_advice(
         if band is not None and band.high >= 1.0:
             gpus.append(w.gpu)
             reasons.append(
-                f"on {w.gpu}, split {w.split} vs {e2.micro_batch}x{e2.grad_accum}: time ratio "
+                f"on {w.gpu}, split {w.split} vs {e2.split}: time ratio "
                 f"{band.value:.2f} (90% band {band.low:.2f}-{band.high:.2f}) reaches 1; "
                 f"calibrating {w.gpu} picks the split"
             )

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gacost.advisor.split_estimates import SplitEstimate
+from gacost.base.split import Split
 from gacost.calibration.request import SweepOptions
 
 LOAD_SECONDS = 25.0
@@ -65,22 +66,22 @@ def split_seconds(seconds_per_update: float, options: SweepOptions) -> float:
 
 
 def calibration_time(
-    splits: Sequence[tuple[int, int]],
+    splits: Sequence[Split],
     estimates: Sequence[SplitEstimate],
     options: SweepOptions,
     world: int = 1,
 ) -> CalibrationTime:
     """Expected device seconds of calibrating ``splits`` with ``options`` on ``world`` GPUs,
     from ``estimates`` (one GPU's, at that world size and the calibration's levers)."""
-    by_split = {(e.micro_batch, e.grad_accum): e for e in estimates}
+    by_split = {e.split: e for e in estimates}
     own_process = world == 1 and len(splits) >= 2 and options.isolation in ("auto", "process")
     processes = len(splits) if own_process else 1
     total = LOAD_SECONDS * processes
     sources: set[str] = set()
     oom = 0
     traced = False
-    for m, k in sorted(splits, reverse=True):  # largest micro-batch first, as calibrate runs
-        e = by_split.get((m, k))
+    for split in sorted(splits, reverse=True):  # largest micro-batch first, as calibrate runs
+        e = by_split.get(split)
         t = e.seconds_per_update if e is not None and e.seconds_per_update else None
         if e is not None:
             sources.add(e.time_source)

@@ -18,8 +18,8 @@ from gacost.advisor.budget import collect
 from gacost.advisor.objectives import MinCost
 from gacost.advisor.planner import Limits, Plan, plan
 from gacost.advisor.recommend import recommend
-from gacost.base import gpu_table
 from gacost.base.errors import InfeasibleError, UnknownNameError
+from gacost.base.gpu_names import no_spec_text, resolve_gpus, without_spec
 from gacost.base.job import Job
 from gacost.base.profile import Profile
 from gacost.base.records import Offer
@@ -79,9 +79,11 @@ def _pick_gpu(job: Job, offers: Sequence[Offer], profiles: Sequence[Profile], gp
     job runs cheapest on), else the one ``recommend`` picks."""
     if gpu is not None:
         try:
-            names = gpu_table.resolve_gpus([gpu])
+            names = resolve_gpus([gpu], priced=(o.gpu for o in offers))
         except UnknownNameError as exc:
             raise UnknownNameError(f"--gpu: {exc}") from None
+        if without_spec(names):
+            raise UnknownNameError(f"--gpu: {no_spec_text(names)}")
         if len(names) == 1:
             return names[0]
         priced = [g for g in by_cost if g in names]

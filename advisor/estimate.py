@@ -24,6 +24,7 @@ from gacost.advisor.split_estimates import (
 from gacost.advisor.time_model import DEFAULT_PARAMS, TimeModelParams
 from gacost.base import gpu_table, models
 from gacost.base.errors import UnknownNameError, did_you_mean
+from gacost.base.gpu_names import no_spec_text, resolve_gpus, without_spec
 from gacost.base.job import Job
 from gacost.base.profile import Profile
 from gacost.base.records import ModelArch, Offer
@@ -51,8 +52,12 @@ def estimate_job(job: Job, offers: Sequence[Offer],
     notes: list[str] = []
     model_name, cfg = models.load_model_config(job.model)
     arch = models.model_arch(model_name, cfg)
-    gpu_names = gpu_table.resolve_gpus(job.gpus) if job.gpus else tuple(gpu_table.gpu_specs())
-    specs = [gpu_table.gpu_specs()[g] for g in gpu_names]
+    gpu_names = (resolve_gpus(job.gpus, priced=(o.gpu for o in offers)) if job.gpus
+                 else tuple(gpu_table.gpu_specs()))
+    priced_only = without_spec(gpu_names)
+    if priced_only == list(gpu_names):
+        raise UnknownNameError(f"gpus: {no_spec_text(priced_only)}")
+    specs = [gpu_table.gpu_specs()[g] for g in gpu_names if g not in priced_only]
     workload = job.workload(model_name)
     references = predictor.reference_profiles()
     matched, other = matching_profiles([*user_profiles, *references], workload)
@@ -145,11 +150,14 @@ def _filter_offers(job: Job, offers: Sequence[Offer], gpus: Sequence[str],
     unpriced: dict[str, int] = {}
     table = gpu_table.gpu_specs()
     for o in offers:
-        if (job.gpus is None and o.gpu not in table
-                and (wanted is None or o.provider in wanted)
-                and any(o.gpu_count == w for w in worlds)):
+        # offers of a GPU without a spec: those that would fit the job, or every one of a
+        # GPU the job names
+        if (o.gpu not in table and (wanted is None or o.provider in wanted)
+                and (o.gpu in gpus if job.gpus is not None
+                     else any(o.gpu_count == w for w in worlds))):
             unpriced[o.gpu] = unpriced.get(o.gpu, 0) + 1
-        if o.gpu not in gpus or (wanted is not None and o.provider not in wanted):
+        if o.gpu not in gpus or o.gpu not in table or (
+                wanted is not None and o.provider not in wanted):
             continue
         if not any(o.gpu_count == w for w in worlds):
             multi += 1

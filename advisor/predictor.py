@@ -151,7 +151,7 @@ def profile_observations(
     for s in p.splits:
         if s.status not in TIMED:
             continue
-        label = f"{tag} {s.micro_batch}x{s.grad_accum}"
+        label = f"{tag} {s.split}"
         # a multi-GPU profile's times include the all-reduce: not single-GPU observations
         if rates is not None and s.seconds_per_update and p.gpu_count == 1:
             sigma = TIME_NOISE

@@ -73,7 +73,7 @@ def lever_lines(est: Estimated, chosen: SplitEstimate) -> list[str]:
     """What each machinery option buys on the chosen GPU and split, and how busy the GPU is
     without them (a host-bound split is where compile and fused kernels pay)."""
     same = [e for e in est.estimates if e.gpu == chosen.gpu and e.world_size == chosen.world_size
-            and (e.micro_batch, e.grad_accum) == (chosen.micro_batch, chosen.grad_accum)
+            and e.split == chosen.split
             and e.seconds_per_update]
     if not same:
         return []
@@ -93,7 +93,7 @@ def lever_lines(est: Estimated, chosen: SplitEstimate) -> list[str]:
                      f"{e.setup_seconds / saved:.0f} updates")
         parts.append(text)
     busy = gpu_busy(est, chosen)
-    head = (f"levers on {chosen.gpu} at {chosen.micro_batch}x{chosen.grad_accum}: "
+    head = (f"levers on {chosen.gpu} at {chosen.split}: "
             f"{'+'.join(plain.levers) or 'none'} {base_s:.3f} s/update ({plain.time_source}"
             + (f", GPU busy about {busy:.0%}" if busy is not None else "") + ")")
     return [head + ("; " + "; ".join(parts) if parts else "")]

@@ -17,6 +17,7 @@ from gacost.advisor import predictor, time_model
 from gacost.advisor.model_fit import NOISE_HOST, TIME_NOISE, Z90
 from gacost.base.profile import RECORDED_SOURCE, TIMED, Profile, SplitResult, Workload
 from gacost.base.records import GpuSpec, ModelArch
+from gacost.base.split import Split
 
 Source = Literal["measured", "predicted"]
 
@@ -45,10 +46,15 @@ class SplitEstimate:
     setup_seconds: float = 0.0  # once per run (torch.compile's compilation)
 
     @property
+    def split(self) -> Split:
+        """The ``m x k`` this estimate is for (``m`` per GPU)."""
+        return Split(self.micro_batch, self.grad_accum)
+
+    @property
     def split_label(self) -> str:
         """``m x k`` with the machinery options on, e.g. ``4x1 +compile``."""
         short = {"torch_compile": "compile", "liger": "liger"}
-        return f"{self.micro_batch}x{self.grad_accum}" + "".join(
+        return str(self.split) + "".join(
             f" +{short.get(lever, lever)}" for lever in self.levers)
 
     @property
@@ -100,7 +106,7 @@ def estimate_splits(
     arch: ModelArch,
     setup: predictor.TrainSetup,
     gpus: Sequence[GpuSpec],
-    splits: Sequence[tuple[int, int]],
+    splits: Sequence[Split],
     profiles: Sequence[Profile],
     vram_margin: float,
     model: predictor.FittedModel | None = None,

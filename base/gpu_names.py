@@ -1,7 +1,14 @@
-"""Map catalog and vendor GPU strings to the canonical names of the GPU table.
+"""GPU names to the canonical names of the GPU table: what users type and what catalogs write.
 
-Names are compared as upper-case tokens with vendor words dropped, so ``"Tesla T4"``,
-``"NVIDIA T4"`` and ``"t4"`` are one GPU. Names, aliases, families, form factors and
+:func:`resolve_gpus` is the one resolver of the names a user types (a job's ``gpus:``,
+``prices --gpu``/``--compare``, ``compare --gpu``, ``calibrate --sky``): a name, alias or
+family of the GPU table (``a100`` is every A100, ``A100-80GB`` those of 80 GB), else a GPU
+the price data holds (``B300``), so every command accepts the same names and gives the
+same hint for a typo. :func:`canonical_gpu` maps catalog and vendor strings, where
+memory and instance type help tell variants apart.
+
+Catalog strings are compared as upper-case tokens with vendor words dropped, so
+``"Tesla T4"``, ``"NVIDIA T4"`` and ``"t4"`` are one GPU. Names, aliases, families, form factors and
 memory sizes all come from :mod:`gacost.base.gpu_table`; this module holds only the
 parsing rules. Families with several variants (A100 40/80 GB, SXM/PCIe, H100
 SXM/PCIe/NVL, V100 16/32 GB) are resolved from, in order: words in the name, hints in the
@@ -13,10 +20,68 @@ A GPU with no row in the table gets a cleaned, stable name (``"RTX 5090"`` ->
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from functools import cache
 
-from gacost.base.gpu_table import gpu_specs, squash
+from gacost.base.errors import UnknownNameError, did_you_mean
+from gacost.base.gpu_table import families, gpu_specs, squash
 from gacost.base.records import GpuSpec
+
+
+def resolve_gpus(names: Iterable[str], priced: Iterable[str] = ()) -> tuple[str, ...]:
+    """Canonical names for user-typed GPU names, each the GPU table's (a name, an alias or a
+    family: ``"t4"``, ``"a100"``, ``"A100-80GB"``), else one of ``priced`` (the GPUs of the
+    price data, spelt as the catalogs write them or as :func:`canonical_gpu` cleans them:
+    ``"B300"``, ``"rtxpro6000"``). In order, without repeats; an unknown name raises
+    :class:`UnknownNameError` with the nearest known name."""
+    in_data = sorted(set(priced))
+    out: list[str] = []
+    for name in names:
+        found = _table_names().get(squash(name)) or _priced_name(name, in_data)
+        if found is None:
+            hint = did_you_mean(name, [*gpu_specs(), *families(), *in_data])
+            raise UnknownNameError(
+                f"unknown GPU '{name}'{hint}; `gacost gpus` lists the GPUs with specs, "
+                "`gacost prices` every GPU with a price"
+            )
+        out.extend(g for g in found if g not in out)
+    return tuple(out)
+
+
+def without_spec(names: Iterable[str]) -> list[str]:
+    """The names of ``names`` that have no row in the GPU table (a GPU only priced)."""
+    return [n for n in names if n not in gpu_specs()]
+
+
+def no_spec_text(names: Sequence[str]) -> str:
+    """Why GPUs of the price data without a row in the GPU table cannot be planned for."""
+    return (
+        f"no spec for {', '.join(names)} (a GPU of the price data only), so gacost cannot "
+        "estimate a fine-tune on it; `gacost gpus` lists the GPUs it plans for "
+        "(data/GPUS.md, the GPU table)"
+    )
+
+
+@cache
+def _table_names() -> dict[str, tuple[str, ...]]:
+    """Compact key of every canonical name, alias and family -> the GPUs it means."""
+    by_key: dict[str, tuple[str, ...]] = {squash(n): (n,) for n in gpu_specs()}
+    for key, members in families().items():
+        by_key.setdefault(squash(key), members)
+    return by_key
+
+
+def _priced_name(name: str, in_data: Sequence[str]) -> tuple[str, ...] | None:
+    """The GPU of the price data ``name`` spells, as written or as catalogs are cleaned."""
+    by_key = {squash(g): g for g in in_data}
+    cleaned = canonical_gpu(name)
+    if cleaned in gpu_specs():  # a table GPU guessed from a prefix ("A1000"): not a match
+        cleaned = None
+    for key in (squash(name), squash(cleaned or "")):
+        if key in by_key:
+            return (by_key[key],)
+    return None
+
 
 # Vendor and product-line words that do not identify the GPU.
 _NOISE_WORDS = frozenset({"NVIDIA", "TESLA", "GEFORCE", "QUADRO", "AMD", "INSTINCT"})

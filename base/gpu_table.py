@@ -1,8 +1,8 @@
-"""The one GPU table (``data/gpus.csv``): specs, aliases, families and user-name resolution.
+"""The one GPU table (``data/gpus.csv``): specs, aliases and families.
 
-Every layer reads GPU identity and facts from here: pricing's vendor-name normalisation
-(:mod:`gacost.base.gpu_names`), the performance model (rates, bandwidth, matmul fraction,
-interconnect) and the CLI (``gacost gpus``, job ``gpus:``). Columns:
+Every layer reads GPU identity and facts from here: the name resolvers of
+:mod:`gacost.base.gpu_names` (what users type, what catalogs write), the performance model
+(rates, bandwidth, matmul fraction, interconnect) and the CLI (``gacost gpus``). Columns:
 
 - ``name``: the canonical name; ``aliases``: space-separated other spellings (compared
   upper-case without separators); ``family`` and ``form``: the product family (A100, H100,
@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable
 from functools import cache
 
 from gacost.base.embedded import data_root
-from gacost.base.errors import DataError, UnknownNameError, did_you_mean
+from gacost.base.errors import DataError
 from gacost.base.records import GpuSpec
 
 
@@ -93,21 +92,3 @@ def families() -> dict[str, tuple[str, ...]]:
         for alias in spec.aliases:
             out.setdefault(alias, []).append(spec.name)
     return {k: tuple(v) for k, v in out.items() if (k,) != tuple(v)}
-
-
-def resolve_gpus(names: Iterable[str]) -> tuple[str, ...]:
-    """Canonical GPU names for user-typed names, aliases or families ("a100", "t4")."""
-    specs = gpu_specs()
-    by_key: dict[str, tuple[str, ...]] = {squash(n): (n,) for n in specs}
-    for key, members in families().items():
-        by_key.setdefault(squash(key), members)
-    out: list[str] = []
-    for name in names:
-        found = by_key.get(squash(name))
-        if found is None:
-            hint = did_you_mean(name, list(specs) + list(families()))
-            raise UnknownNameError(
-                f"unknown GPU '{name}'{hint}; `gacost gpus` lists the known ones"
-            )
-        out.extend(g for g in found if g not in out)
-    return tuple(out)

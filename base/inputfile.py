@@ -1,12 +1,17 @@
-"""Reading the files a user hands gacost (job, TRL config, profile, model config): safely.
+"""Reading the files gacost is handed (job, TRL config, profile, model config, price files)
+and the data files it ships (the price snapshot): safely, with one set of error messages.
 
-Every input goes through :func:`read_text`: a regular file only (a FIFO would block, a
-device like ``/dev/zero`` never ends), at most ``max_bytes``, UTF-8. YAML is parsed by
-:func:`parse_yaml` with YAML 1.2 core-schema scalars (``1:20`` is a string, not 80; ``yes``
-is a string, not true; ``1e3`` is a number), a nesting limit, an alias limit (an alias
-bomb of a few hundred bytes cannot expand into gigabytes) and no duplicate keys. JSON is
-parsed by :func:`parse_json` with the same nesting limit; ``NaN`` and ``Infinity`` are
-refused. Errors are one line naming the file, raised as the caller's error class.
+Every such file goes through :func:`read_text`: a regular file only (a folder is named as
+one, a FIFO would block, a device like ``/dev/zero`` never ends), at most ``max_bytes``,
+UTF-8; a missing, unreadable or non-UTF-8 file is one error line naming the flag and the
+file, ending in the caller's advice.
+
+YAML is parsed by :func:`parse_yaml` with YAML 1.2 core-schema scalars (``1:20`` is a
+string, not 80; ``yes`` is a string, not true; ``1e3`` is a number), a nesting limit, an
+alias limit (an alias bomb of a few hundred bytes cannot expand into gigabytes) and no
+duplicate keys. JSON is parsed by :func:`parse_json` with the same nesting limit; ``NaN``
+and ``Infinity`` are refused. Errors are one line naming the file, raised as the caller's
+error class.
 """
 
 from __future__ import annotations
@@ -17,12 +22,15 @@ import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from gacost.base.errors import GacostError
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 MAX_BYTES = 256 << 10  # 256 KiB: a job or config file is a few hundred bytes to a few kB
 MAX_DEPTH = 32  # nesting: a job file is 3 levels deep, a TRL config 4
@@ -38,46 +46,58 @@ def clip(value: Any, limit: int = SHOWN_CHARS) -> str:
     return f"{text[:limit]}... ({len(text)} characters)"
 
 
-def _shown(p: Path) -> str:
+def _shown(p: object) -> str:
     return clip(str(p), 300)[1:-1] if len(str(p)) > 300 else str(p)
 
 
+def _fail(error: type[GacostError], flag: str, problem: str, fix: str) -> GacostError:
+    """``<flag>: <problem>; <fix>``, without the parts left empty."""
+    return error(f"{flag + ': ' if flag else ''}{problem}{'; ' + fix if fix else ''}")
+
+
 def check_file(path: str | Path, flag: str, error: type[GacostError],
-               max_bytes: int = MAX_BYTES) -> None:
+               max_bytes: int = MAX_BYTES, *, fix: str = "") -> None:
     """``path`` is a regular file (not a FIFO, device or folder) of at most ``max_bytes``,
-    or one ``error`` line naming ``flag``; nothing is opened."""
+    or one ``error`` line naming ``flag`` and ending in ``fix``; nothing is opened."""
     p = Path(path)
     try:
         info = os.stat(p)
     except (OSError, ValueError) as exc:
         why = getattr(exc, "strerror", None) or str(exc)
-        raise error(f"{flag}: cannot read {_shown(p)} ({why})") from None
+        raise _fail(error, flag, f"cannot read {_shown(p)} ({why})", fix) from None
     if not stat.S_ISREG(info.st_mode):
         kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-        raise error(f"{flag}: {_shown(p)} is {kind}; give a file")
+        raise _fail(error, flag, f"{_shown(p)} is {kind}; give a file", fix)
     if info.st_size > max_bytes:
-        raise error(f"{flag}: {_shown(p)} is {info.st_size} bytes; at most {max_bytes} "
-                    "are read (is it the right file?)")
+        raise _fail(error, flag, f"{_shown(p)} is {info.st_size} bytes; at most {max_bytes} "
+                    "are read (is it the right file?)", fix)
 
 
-def read_text(path: str | Path, flag: str, error: type[GacostError],
-              max_bytes: int = MAX_BYTES) -> str:
-    """The UTF-8 text of a regular file of at most ``max_bytes``, or one ``error`` line."""
-    p = Path(path)
-    shown = _shown(p)
-    check_file(p, flag, error, max_bytes)
+def read_text(path: str | Path | Traversable, flag: str, error: type[GacostError],
+              max_bytes: int = MAX_BYTES, *, fix: str = "") -> str:
+    """The UTF-8 text of a regular file of at most ``max_bytes``, or one ``error`` line
+    ``<flag>: <problem>; <fix>`` (``flag`` and ``fix`` may be empty). ``path`` may be a
+    package resource (:func:`importlib.resources.files`), read through its own API."""
+    shown = _shown(path)
     try:
-        with open(p, "rb") as fh:
-            data = fh.read(max_bytes + 1)
+        if isinstance(path, (str, os.PathLike)):
+            check_file(path, flag, error, max_bytes, fix=fix)
+            with open(path, "rb") as fh:
+                data = fh.read(max_bytes + 1)
+        elif path.is_dir():
+            raise _fail(error, flag, f"{shown} is a folder; give a file", fix)
+        else:
+            data = path.read_bytes()
     except OSError as exc:
-        raise error(f"{flag}: cannot read {shown} ({exc.strerror or exc})") from None
+        raise _fail(error, flag, f"cannot read {shown} ({exc.strerror or exc})", fix) from None
     if len(data) > max_bytes:
-        raise error(f"{flag}: {shown} is over {max_bytes} bytes (is it the right file?)")
+        raise _fail(error, flag, f"{shown} is over {max_bytes} bytes (is it the right file?)",
+                    fix)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise error(f"{flag}: {shown} is not UTF-8 text (byte {exc.start}); save it as "
-                    "UTF-8") from None
+        raise _fail(error, flag, f"{shown} is not UTF-8 text (byte {exc.start}); save it as "
+                    "UTF-8", fix) from None
 
 
 # -- YAML 1.2 core schema

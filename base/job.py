@@ -18,6 +18,7 @@ from gacost.base.errors import JobSpecError, did_you_mean
 from gacost.base.grid import grid_problem
 from gacost.base.inputfile import clip, parse_yaml, read_text
 from gacost.base.profile import Workload
+from gacost.base.split import Split
 
 Objective = Literal["min_cost", "min_time", "min_cost_under_deadline", "min_time_under_budget"]
 LINEAR_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -338,8 +339,8 @@ class Job(_Strict):
             out.append(GroupJob(g.name, g.run_count, self.model_copy(update=update)))
         return tuple(out)
 
-    def splits(self, world: int | None = None) -> tuple[tuple[int, int], ...]:
-        """Candidate (m, k) splits with ``m * k * world = effective_batch`` (m per GPU).
+    def splits(self, world: int | None = None) -> tuple[Split, ...]:
+        """Candidate splits ``m x k`` with ``m * k * world = effective_batch`` (m per GPU).
 
         ``world`` defaults to ``gpus_per_run`` (1 for ``choose``); every divisor pair of the
         per-GPU batch, or the chosen ``micro_batches`` that divide it.
@@ -350,7 +351,7 @@ class Job(_Strict):
             return ()
         b = self.effective_batch // world
         ms = self.micro_batches or tuple(m for m in range(1, b + 1) if b % m == 0)
-        return tuple((m, b // m) for m in sorted(set(ms)) if b % m == 0)
+        return tuple(Split(m, b // m) for m in sorted(set(ms)) if b % m == 0)
 
     def workload(self, model_name: str | None = None) -> Workload:
         """The profile-matching view of this job."""

@@ -24,6 +24,7 @@ from gacost.base.atomic import write_atomic
 from gacost.base.errors import DataError
 from gacost.base.inputfile import clip, parse_json, read_text
 from gacost.base.models import model_key
+from gacost.base.split import Split
 
 SCHEMA = "gacost-profile"
 VERSION = 3  # written; 2 added splits[].trace, 3 splits[].pass_seconds and .precision
@@ -136,6 +137,11 @@ class SplitResult:
     precision: float | None = None  # relative half-width of the estimate's 95% interval
 
     @property
+    def split(self) -> Split:
+        """The ``m x k`` this result measured."""
+        return Split(self.micro_batch, self.grad_accum)
+
+    @property
     def rel_precision(self) -> float | None:
         """How precise ``seconds_per_update`` is, as a fraction: the stored ``precision``,
         else the half-width of the 95% CI relative to the median (None when unknown)."""
@@ -184,19 +190,16 @@ class Profile:
 
     def split(self, micro_batch: int, grad_accum: int) -> SplitResult | None:
         """The result for one split, if the profile has it."""
+        wanted = Split(micro_batch, grad_accum)
         for s in self.splits:
-            if s.micro_batch == micro_batch and s.grad_accum == grad_accum:
+            if s.split == wanted:
                 return s
         return None
 
     def with_split(self, result: SplitResult) -> Profile:
         """A copy with ``result`` added or replacing the same split."""
-        kept = tuple(
-            s
-            for s in self.splits
-            if (s.micro_batch, s.grad_accum) != (result.micro_batch, result.grad_accum)
-        )
-        ordered = sorted((*kept, result), key=lambda s: (s.micro_batch, s.grad_accum))
+        kept = tuple(s for s in self.splits if s.split != result.split)
+        ordered = sorted((*kept, result), key=lambda s: s.split)
         return replace(self, splits=tuple(ordered))
 
 
@@ -438,17 +441,17 @@ def profile_from_dict(d: dict[str, Any], origin: str = "profile") -> Profile:
         if not isinstance(raw_splits, list) or len(raw_splits) > MAX_SPLITS:
             raise _Bad(f"splits must be a list of at most {MAX_SPLITS} splits")
         splits = [_split_from_dict(s, f"splits[{i}]") for i, s in enumerate(raw_splits)]
-        seen: set[tuple[int, int]] = set()
+        seen: set[Split] = set()
         for i, sp in enumerate(splits):
-            if sp.micro_batch * sp.grad_accum * count != workload.effective_batch:
+            if sp.split.effective_batch * count != workload.effective_batch:
                 world = f" x {count} GPUs" if count > 1 else ""
                 raise _Bad(
-                    f"splits[{i}]: {sp.micro_batch}x{sp.grad_accum}{world} does not make the "
+                    f"splits[{i}]: {sp.split}{world} does not make the "
                     f"effective batch {workload.effective_batch}"
                 )
-            if (sp.micro_batch, sp.grad_accum) in seen:
-                raise _Bad(f"splits[{i}]: {sp.micro_batch}x{sp.grad_accum} appears twice")
-            seen.add((sp.micro_batch, sp.grad_accum))
+            if sp.split in seen:
+                raise _Bad(f"splits[{i}]: {sp.split} appears twice")
+            seen.add(sp.split)
         return Profile(
             gpu=_text(_require(gpu, "name", "gpu."), "gpu.name", 100, empty=False,
                       name=True),

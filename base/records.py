@@ -65,6 +65,14 @@ class Offer:
     interruption_per_hour: float | None = None
 
     @property
+    def identity(self) -> tuple[str, str, str]:
+        """What makes two rows the same offer: the provider, region and instance type (what
+        one rents; GCP's attachable GPUs are named in it, ``n1-highmem-16+2xP100``). Two
+        rows of one identity that differ elsewhere, even in the GPU or its count, conflict:
+        one is wrong, and the price data keeps one (:mod:`gacost.pricing.quality`)."""
+        return (self.provider, self.region, self.instance_type)
+
+    @property
     def per_gpu_hour(self) -> float | None:
         """On-demand price divided by the GPU count (for comparison only)."""
         if self.price_hour is None or self.gpu_count <= 0:

@@ -71,12 +71,12 @@ def one_split_per_process(req: CalibrateRequest, out: Path) -> None:
     """Measure ``req``'s splits (largest micro-batch first) one process each, into ``out``."""
     fresh = not req.resume
     with tempfile.TemporaryDirectory(prefix="gacost-split-") as tmp:
-        for m, k in sorted(req.options.splits, reverse=True):
+        for split in sorted(req.options.splits, reverse=True):
             one = replace(
                 req, out=out, resume=not fresh,
-                options=replace(req.options, splits=((m, k),), isolation="shared"),
+                options=replace(req.options, splits=(split,), isolation="shared"),
             )
-            path = Path(tmp) / f"request-{m}x{k}.json"
+            path = Path(tmp) / f"request-{split}.json"
             path.write_text(json.dumps(request_to_dict(one)), encoding="utf-8")
             cmd = [sys.executable, "-m", "gacost.calibration.worker", str(path)]
             proc = subprocess.Popen(cmd, stderr=subprocess.PIPE)
@@ -90,7 +90,7 @@ def one_split_per_process(req: CalibrateRequest, out: Path) -> None:
                 raise _interrupted(out)
             if code != 0:
                 raise CalibrationError(
-                    f"split {m}x{k}: " + (errors[0] if errors else
+                    f"split {split}: " + (errors[0] if errors else
                                           f"its process failed (exit {code}); see above")
                 )
             fresh = False

@@ -9,9 +9,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from gacost.base.errors import CalibrationError, DataError, GacostError
+from gacost.base.errors import CalibrationError, DataError, GacostError, JobSpecError
 from gacost.base.job import Job, parse_job
 from gacost.base.profile import Workload, read_profile
+from gacost.base.split import Split
 
 ONE_COMPILED_SPLIT = (
     "torch.compile: one split per process (a second trainer in the same process ran its "
@@ -29,7 +30,7 @@ class CalibrationInterrupted(GacostError):
 class SweepOptions:
     """How hard to measure."""
 
-    splits: tuple[tuple[int, int], ...]
+    splits: tuple[Split, ...]
     warmup: int = 3
     min_timed: int = 5
     max_timed: int = 40
@@ -46,6 +47,10 @@ class SweepOptions:
     # one process per split (a fresh process, as the user's own run is: see calibration.run)
     # or every split in this process; "auto" is a process per split on a GPU
     isolation: str = "auto"
+
+    def __post_init__(self) -> None:
+        # (m, k) pairs from a script or a test become Splits, which print as "4x2"
+        object.__setattr__(self, "splits", tuple(Split(*s) for s in self.splits))
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,7 @@ def request_to_dict(req: CalibrateRequest) -> dict[str, Any]:
 
 def request_from_dict(data: dict[str, Any]) -> CalibrateRequest:
     opts = dict(data["options"])
-    opts["splits"] = tuple((int(m), int(k)) for m, k in opts["splits"])
+    opts["splits"] = tuple(Split(int(m), int(k)) for m, k in opts["splits"])
     return CalibrateRequest(
         job=parse_job(data["job"], origin="calibration request"),
         out=Path(data["out"]) if data["out"] else None,
@@ -130,25 +135,23 @@ def check_out(out: Path, workload: Workload, force: bool, default: bool = False)
         )
 
 
-def parse_splits(
-    text: str, effective_batch: int, world: int = 1
-) -> tuple[tuple[int, int], ...]:
-    """``"1x4,2x2"`` -> ((1, 4), (2, 2)), each checked: ``m * k * world = effective_batch``."""
+def parse_splits(text: str, effective_batch: int, world: int = 1) -> tuple[Split, ...]:
+    """``"1x4,2x2"`` -> (1x4, 2x2), sorted, each checked: ``m * k * world = effective_batch``."""
     if not text.strip():
         raise CalibrationError("--splits: give at least one split, e.g. 1x4,2x2")
     out = []
     for part in text.split(","):
-        found = re.fullmatch(r"\s*(\d+)\s*[xX*]\s*(\d+)\s*", part)
-        if not found:
-            raise CalibrationError(f"--splits: '{part}' is not of the form MxK (e.g. 2x2)")
-        m, k = int(found.group(1)), int(found.group(2))
-        if m <= 0 or k <= 0 or m * k * world != effective_batch:
+        try:
+            split = Split.parse(part)
+        except JobSpecError as exc:
+            raise CalibrationError(f"--splits: {exc}") from None
+        if split.effective_batch * world != effective_batch:
             per = f" with {world} processes" if world > 1 else ""
             raise CalibrationError(
-                f"--splits: {m}x{k}{per} does not multiply to the job's effective_batch "
+                f"--splits: {split}{per} does not multiply to the job's effective_batch "
                 f"{effective_batch}"
             )
-        out.append((m, k))
+        out.append(split)
     return tuple(sorted(set(out)))
 
 

@@ -57,6 +57,7 @@ from typing import Any, Literal
 from gacost.base.errors import JobSpecError
 from gacost.base.inputfile import clip, parse_json, read_text
 from gacost.base.job import Job, parse_job, read_yaml
+from gacost.base.split import Split
 
 PEFT_DEFAULT_TARGETS = ["q_proj", "v_proj"]  # PEFT's default for llama/qwen2/qwen3/mistral/gemma
 Kind = Literal["trl-yaml", "training-args-json"]
@@ -128,16 +129,16 @@ class TrlJob:
     notes: tuple[str, ...] = field(default=())
 
     @property
-    def split(self) -> str:
-        """The user's split, ``m x k`` per GPU, as ``"2x8"``."""
-        return f"{self.config.micro_batch}x{self.config.grad_accum}"
+    def split(self) -> Split:
+        """The user's split, ``m x k`` per GPU (``str()`` gives ``"2x8"``)."""
+        return Split(self.config.micro_batch, self.config.grad_accum)
 
     def summary(self) -> dict[str, Any]:
         """The JSON form for reports."""
         return {
             "source": self.config.path,
             "kind": self.config.kind,
-            "split": self.split,
+            "split": str(self.split),
             "per_device_train_batch_size": self.config.micro_batch,
             "gradient_accumulation_steps": self.config.grad_accum,
             "gpus_per_run": self.world,

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from gacost.base.errors import GacostError
+from gacost.base.split import Split
 
 PROFILE_ENV = "GACOST_PROFILE"
 SPLIT_ENVS = ("GACOST_MICRO_BATCH", "GACOST_GRAD_ACCUM")
@@ -36,14 +37,14 @@ def split_mismatch(args: Any, env: dict[str, str]) -> str | None:
     planned = [env.get(name, "") for name in SPLIT_ENVS]
     if not all(p.isdigit() for p in planned):
         return None
-    m = getattr(args, "per_device_train_batch_size", None)
-    k = getattr(args, "gradient_accumulation_steps", None)
-    if (m, k) == (int(planned[0]), int(planned[1])):
+    plan = Split(int(planned[0]), int(planned[1]))
+    ran = Split(int(getattr(args, "per_device_train_batch_size", 0)),
+                int(getattr(args, "gradient_accumulation_steps", 0)))
+    if ran == plan:
         return None
-    return (f"gacost: this run's split is {m}x{k}, the plan's {planned[0]}x{planned[1]} "
-            "(pass $GACOST_MICRO_BATCH and $GACOST_GRAD_ACCUM as "
-            "per_device_train_batch_size and gradient_accumulation_steps); the profile "
-            f"records {m}x{k}")
+    return (f"gacost: this run's split is {ran}, the plan's {plan} (pass $GACOST_MICRO_BATCH "
+            "and $GACOST_GRAD_ACCUM as per_device_train_batch_size and "
+            f"gradient_accumulation_steps); the profile records {ran}")
 
 
 def attach(profile: str | Path, env: dict[str, str] | None = None) -> None:

@@ -202,7 +202,7 @@ def run(args: argparse.Namespace) -> str:
     except ImportError as exc:
         raise CalibrationError(f"{INSTALL_HINT} ({exc.name} is missing)") from None
     profile, out = calibrate(req)
-    pending = [f"{m}x{k}" for m, k in req.options.splits if profile.split(m, k) is None]
+    pending = [str(split) for split in req.options.splits if profile.split(*split) is None]
     if launched > 1 and not ranks.is_main():
         return ""  # under an outside launcher only rank 0 reports (and wrote the profile)
     notes = trl_notes(trl)
@@ -260,7 +260,7 @@ def summary(profile: Profile, out: Path) -> str:
     """The end-of-run table."""
     rows = [
         [
-            f"{s.micro_batch}x{s.grad_accum}",
+            str(s.split),
             s.status,
             "" if s.seconds_per_update is None else f"{s.seconds_per_update:.4f}",
             ""
@@ -288,7 +288,7 @@ def summary(profile: Profile, out: Path) -> str:
         disable_numparse=True,
     )
     traces = [
-        f"  {s.micro_batch}x{s.grad_accum}: {trace_line(s.trace)}"
+        f"  {s.split}: {trace_line(s.trace)}"
         for s in profile.splits
         if s.trace is not None
     ]

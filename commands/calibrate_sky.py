@@ -33,12 +33,14 @@ import platformdirs
 from gacost.advisor.calibration_time import calibration_time
 from gacost.advisor.estimate import estimate_job
 from gacost.advisor.recommend import recommend
-from gacost.base import gpu_table, models
-from gacost.base.errors import DataError, GacostError, LaunchError
+from gacost.base import models
+from gacost.base.errors import DataError, GacostError, LaunchError, UnknownNameError
+from gacost.base.gpu_names import no_spec_text, resolve_gpus, without_spec
 from gacost.base.job import Job
 from gacost.base.profile import Profile, loads_profile, profile_to_dict
 from gacost.base.profile_dir import profile_dir, write_new
 from gacost.base.records import Offer
+from gacost.base.split import Split
 from gacost.calibration.request import SweepOptions, default_out, parse_splits
 from gacost.commands.inputs import load_job_args, price_table
 from gacost.commands.saved_profiles import load_saved
@@ -117,14 +119,17 @@ def check_sky_flags(args: argparse.Namespace) -> None:
                               "folder, README 'Calibrating on SkyPilot')")
 
 
-def requested_gpus(text: str) -> tuple[str, ...]:
-    """``--sky H100-SXM,L4``: canonical names, one GPU each (a family is refused)."""
+def requested_gpus(text: str, offers: Sequence[Offer] = ()) -> tuple[str, ...]:
+    """``--sky H100-SXM,L4``: canonical names, one GPU each (a family is refused), resolved
+    as every command resolves GPU names (the GPUs of ``offers`` included)."""
     out: list[str] = []
     for name in (n.strip() for n in text.split(",")):
         if not name:
             raise LaunchError("--sky: give GPU names separated by commas, e.g. "
                               "--sky H100-SXM,L4 (or no list: the recommendation's)")
-        found = gpu_table.resolve_gpus([name])
+        found = resolve_gpus([name], priced=(o.gpu for o in offers))
+        if without_spec(found):
+            raise UnknownNameError(f"--sky: {no_spec_text(found)}")
         if len(found) > 1:
             raise LaunchError(f"--sky: {name} names {len(found)} GPUs ({', '.join(found)}); "
                               "name the one to calibrate")
@@ -176,7 +181,7 @@ def run_sky(args: argparse.Namespace) -> str:
     table = price_table(args.prices)
     saved = load_saved(argparse.Namespace(profile=[], no_profile_folder=False), job)
     if args.sky:
-        gpus = requested_gpus(args.sky)
+        gpus = requested_gpus(args.sky, table.offers)
         why = "named"
     else:
         report = recommend(job, table.offers, saved.profiles)
@@ -263,7 +268,7 @@ def save(outcomes: Sequence[Outcome], folder: Path, local_model: str | None = No
 
 
 def plan_targets(args: argparse.Namespace, job: Job, gpus: Sequence[str],
-                 splits: Sequence[tuple[int, int]], world: int, enabled: set[str],
+                 splits: Sequence[Split], world: int, enabled: set[str],
                  offers: Sequence[Offer], profiles: Sequence[Profile]) -> list[Target]:
     """Each GPU's offer and expected calibration time (errors for a GPU nobody offers)."""
     est = estimate_job(job.model_copy(update={"gpus": list(gpus)}), offers, profiles)

@@ -19,8 +19,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from gacost.base.clock import utc_now
-from gacost.base.errors import DataError, JobSpecError, RefreshFailedError
-from gacost.base.inputfile import check_file, clip
+from gacost.base.errors import JobSpecError, RefreshFailedError
+from gacost.base.inputfile import clip
 from gacost.base.job import MAX_GPUS_PER_RUN, Job, load_job, read_job_file
 from gacost.base.profile import Profile, read_profile
 from gacost.calibration.trl_config import TrlJob, build_job, load_trl_config
@@ -128,11 +128,7 @@ def note(message: str) -> None:
     print(f"note: {message}", file=sys.stderr)
 
 
-MAX_PRICE_FILE_BYTES = 32 << 20  # the snapshot is 30 kB; a full upstream catalog a few MB
-
-
 def _price_file(path: str) -> PriceTable:
-    check_file(path, "--prices", DataError, MAX_PRICE_FILE_BYTES)  # not a FIFO or a device
     read = read_price_file(path)
     for line in read.notes():
         warn(line)

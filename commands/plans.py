@@ -12,8 +12,7 @@ def splits_text(p: Plan) -> str:
     """``4x1`` for one group, ``name=4x1 other=2x2`` for several."""
     if len(p.groups) == 1:
         return p.split
-    return " ".join(f"{g.group.name}={g.estimate.micro_batch}x{g.estimate.grad_accum}"
-                    for g in p.groups)
+    return " ".join(f"{g.group.name}={g.estimate.split}" for g in p.groups)
 
 
 def groups_dict(p: Plan) -> list[dict[str, Any]]:

@@ -30,6 +30,7 @@ from gacost.base.errors import DataError, GacostError
 from gacost.base.job import Job
 from gacost.base.profile import Profile
 from gacost.base.records import Offer
+from gacost.base.split import Split
 
 Kind = Literal["measured", "predicted"]
 SUFFIXES = (".png", ".svg", ".pdf", ".html")
@@ -64,16 +65,16 @@ def band_of(e: SplitEstimate) -> tuple[float, float] | None:
 
 
 def plot_series(estimates: Sequence[SplitEstimate], gpus: Sequence[str],
-                splits: Sequence[tuple[int, int]]) -> list[Series]:
+                splits: Sequence[Split]) -> list[Series]:
     """Seconds-per-update series for ``gpus`` (in that order)."""
     index = {s: i for i, s in enumerate(splits)}
     out: list[Series] = []
     for gpu in gpus:
         for kind in ("measured", "predicted"):
             points = sorted(
-                (index[(e.micro_batch, e.grad_accum)], e) for e in estimates
+                (index[e.split], e) for e in estimates
                 if e.gpu == gpu and e.time_source == kind and e.fits
-                and e.seconds_per_update is not None and (e.micro_batch, e.grad_accum) in index
+                and e.seconds_per_update is not None and e.split in index
             )
             if not points:
                 continue
@@ -110,7 +111,7 @@ class Ranked:
     """One GPU's bar: its plan's split and dollars per fine-tune, with the 90% band."""
 
     gpu: str
-    split: tuple[int, int]
+    split: Split
     kind: Kind
     dollars: float
     low: float | None
@@ -127,14 +128,14 @@ def ranking(plans: Sequence[Plan]) -> list[Ranked]:
         band = band_of(e)
         scale = None if band is None or not e.seconds_per_update else (
             band[0] / e.seconds_per_update, band[1] / e.seconds_per_update)
-        bars.append(Ranked(p.gpu, (e.micro_batch, e.grad_accum), e.time_source, dollars,
+        bars.append(Ranked(p.gpu, e.split, e.time_source, dollars,
                            None if scale is None else dollars * scale[0],
                            None if scale is None else dollars * scale[1], p.rate_hour))
     return sorted(bars, key=lambda r: (r.dollars, r.gpu))
 
 
 def draw(series: Sequence[Series], ranked: Sequence[Ranked],
-         splits: Sequence[tuple[int, int]], path: str | Path, title: str,
+         splits: Sequence[Split], path: str | Path, title: str,
          report_text: str = "", chosen: str | None = None) -> list[str]:
     """Draw and write the figure (``chosen``: the GPU whose splits the right panel shows,
     default the cheapest); returns ``rank:GPU``, ``rank:GPU band`` and ``splits:GPU mxk``
@@ -162,9 +163,8 @@ def draw(series: Sequence[Series], ranked: Sequence[Ranked],
                         fmt="none", ecolor="black", capsize=4, linewidth=1.2,
                         gid=f"rank:{r.gpu} band")
             drawn.append(f"rank:{r.gpu} band")
-        m, k = r.split
         ax.text((r.high or r.dollars) + 0.01 * top, y,
-                f" \\${r.dollars:.2f}  {m}x{k}  (\\${r.rate_hour:.3f}/h, {r.kind})",
+                f" \\${r.dollars:.2f}  {r.split}  (\\${r.rate_hour:.3f}/h, {r.kind})",
                 va="center", fontsize="small")
     ax.set_yticks(range(len(ranked)), [r.gpu for r in reversed(ranked)])
     ax.set_xlim(0, top * 1.6)
@@ -174,7 +174,7 @@ def draw(series: Sequence[Series], ranked: Sequence[Ranked],
     ax.grid(True, axis="x", alpha=0.3)
     ax = axes[1]
     mine = [s for s in series if s.gpu == chosen]
-    labels = [f"{m}x{k}" for m, k in splits]
+    labels = [str(split) for split in splits]
     for s in mine:
         for i, (x, value) in enumerate(zip(s.x, s.values, strict=True)):
             ax.bar(x, value, color="tab:orange", alpha=0.9 if s.kind == "measured" else 0.55,

@@ -18,6 +18,7 @@ from gacost.advisor.recommend import Report, recommend
 from gacost.advisor.split_estimates import SplitEstimate
 from gacost.base.clock import utc_now
 from gacost.base.profile import read_profile
+from gacost.base.split import Split
 from gacost.commands.formats import compact_table, fit_width, rows_csv, short_region
 from gacost.commands.inputs import (
     add_format_flag,
@@ -103,8 +104,7 @@ def run(args: argparse.Namespace) -> str:
     )
     sky_line = write_sky_task(args, job, report.recommended)
     changed = changes(saved, report)
-    mine = None if trl is None else user_split(
-        report, trl.config.micro_batch, trl.config.grad_accum)
+    mine = None if trl is None else user_split(report, trl.split)
     if args.format == "json":
         out = report_dict(report, dating)
         if trl is not None:
@@ -328,15 +328,13 @@ def report_dict(r: Report, dating: PriceDating | None = None) -> dict[str, Any]:
     }
 
 
-def user_split(r: Report, micro_batch: int, grad_accum: int) -> dict[str, Any]:
+def user_split(r: Report, split: Split) -> dict[str, Any]:
     """The user's current split (from their TRL config) on the recommended offer, against
     the recommended split: ``status`` is ``recommended``, ``slower``, ``faster`` (only
     where the objective is not time or cost per run), ``does not fit`` or ``not planned``."""
     w = r.recommended
-    out: dict[str, Any] = {"split": f"{micro_batch}x{grad_accum}", "gpu": w.gpu,
-                           "recommended_split": w.split}
-    found = [e for e in r.splits_on_recommended
-             if (e.micro_batch, e.grad_accum) == (micro_batch, grad_accum)]
+    out: dict[str, Any] = {"split": str(split), "gpu": w.gpu, "recommended_split": w.split}
+    found = [e for e in r.splits_on_recommended if e.split == split]
     if not found:
         return {**out, "status": "not planned"}
     e = found[0]
@@ -345,7 +343,7 @@ def user_split(r: Report, micro_batch: int, grad_accum: int) -> dict[str, Any]:
     best = w.estimate.seconds_per_update
     if not e.fits or not e.seconds_per_update or not best:
         return {**out, "status": "does not fit"}
-    if (e.micro_batch, e.grad_accum) == (w.estimate.micro_batch, w.estimate.grad_accum):
+    if e.split == w.estimate.split:
         return {**out, "status": "recommended", "hours_per_run": w.hours_per_run,
                 "cost_per_run": w.cost_per_run}
     ratio = e.seconds_per_update / best

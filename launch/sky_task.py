@@ -247,7 +247,7 @@ def render_task(plan: Plan, config: dict[str, Any]) -> str:
     nodes = f" on {plan.instances} instances" if plan.instances > 1 else ""
     header = [
         f"# SkyPilot task written by gacost {__version__} for SkyPilot {SKYPILOT_VERSION}:",
-        f"# {plan.label}, split {e.micro_batch}x{e.grad_accum}"
+        f"# {plan.label}, split {e.split}"
         + (f" x {e.world_size} GPUs" if e.world_size > 1 else "")
         + f", {plan.runs} run(s){nodes}.",
         "# Your script reads GACOST_MICRO_BATCH / GACOST_GRAD_ACCUM as "

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from gacost.base.clock import utc_now
 from gacost.base.errors import DataError, GacostError
+from gacost.base.inputfile import read_text
 from gacost.base.records import Offer
 from gacost.pricing.price_dates import PriceDate, parse_price_dates
 from gacost.pricing.quality import Rejection, review_offers
@@ -35,6 +36,7 @@ from gacost.pricing.snapshot import write_snapshot
 DEFAULT_OUT = Path("data/prices")
 UPSTREAM_REPO = "skypilot-org/skypilot-catalog"
 _CATALOG_FILES = ("vms.csv", "vms_v8_gpu_sample.csv")
+MAX_CATALOG_BYTES = 1 << 30  # a whole cloud's catalog, GPU or not; a limit, not an estimate
 
 #: cloud -> (repository, commit) of the stored catalog copies (see data/prices/SOURCES.md).
 KNOWN_SOURCES: dict[str, tuple[str, str]] = {
@@ -167,10 +169,9 @@ def read_catalog(path: Path) -> str:
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read the catalog ({exc})") from None
+    """A catalog file, read as every price file is (an upstream catalog holds every
+    instance type of a cloud, GPU or not: tens of MB)."""
+    return read_text(path, "", DataError, MAX_CATALOG_BYTES, fix="check --from")
 
 
 def format_summary(summary: SourceSummary) -> str:

@@ -1,10 +1,10 @@
 """The freshest prices gacost has, offline: cached live sources over the embedded snapshot.
 
 Rules: a cache file older than the snapshot is ignored; a source that supersedes another
-hides that one's cache; for one provider, region and instance type the offer of the
-higher-priority source wins (first-party API over catalog, then the newer fetch); the
-snapshot fills in only providers no usable cache covers. A corrupt cache file is ignored
-with one warning.
+hides that one's cache; for one offer (``Offer.identity``: provider, region and instance
+type) the row of the higher-priority source wins (first-party API over catalog, then the
+newer fetch); the snapshot fills in only providers no usable cache covers. A corrupt cache
+file is ignored with one warning.
 
 When prices are old enough to warn about (one ``warning:`` line at most, on stderr):
 - prices you fetched (the cache) warn once older than the max age (24 h,
@@ -165,8 +165,8 @@ def merge(parts: Iterable[Part], snapshot: Part) -> list[Part]:
     seen: set[tuple[str, str, str]] = set()
     used = []
     for part in [*parts, replace(snapshot, offers=rest)]:
-        fresh = tuple(o for o in part.offers if _key(o) not in seen)
-        seen.update(_key(o) for o in part.offers)
+        fresh = tuple(o for o in part.offers if o.identity not in seen)
+        seen.update(o.identity for o in part.offers)
         if fresh:
             used.append(replace(part, offers=fresh))
     return used
@@ -194,6 +194,3 @@ def _partial(part: Part) -> bool:
     info = SOURCES.get(part.name)
     return info is not None and info.partial
 
-
-def _key(offer: Offer) -> tuple[str, str, str]:
-    return (offer.provider, offer.region, offer.instance_type)

@@ -2,27 +2,31 @@
 
 The columns are those of the snapshot (:data:`pricing.snapshot.HEADER`) in any order;
 ``provider, region, instance_type, gpu, gpu_count`` and ``price_hour`` or ``spot_hour`` are
-required, the rest may be left out (``source`` then names the file). Rows are not dropped
-silently: a zero price counts as no price, and rows with none left, exact duplicates and
-conflicting duplicates (same provider, region and instance type, other prices: the first
-is kept) are each counted in one note. Every error names the file and says how to fix it.
+required, the rest may be left out (``source`` then names the file). The file is read as
+every input file is (:func:`gacost.base.inputfile.read_text`: a regular UTF-8 file of at
+most :data:`~gacost.pricing.snapshot.MAX_PRICE_FILE_BYTES`), its rows parsed as the
+snapshot's are. Rows are not dropped silently: a zero price counts as no price, and rows
+with none left, exact duplicates and conflicting duplicates (the quality rules' one rule,
+:func:`gacost.pricing.quality.drop_duplicates`: the same offer, other fields; the first is
+kept) are each counted in one note. Every error names the file and says how to fix it.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from gacost.base.errors import DataError
+from gacost.base.inputfile import read_text
 from gacost.base.records import Offer
-from gacost.pricing.snapshot import HEADER, PriceTable, parse_offers_csv
+from gacost.pricing import quality
+from gacost.pricing.snapshot import HEADER, MAX_PRICE_FILE_BYTES, PriceTable, parse_offers_csv
 
 REQUIRED = ("provider", "region", "instance_type", "gpu", "gpu_count")
 ZERO = "zero price (read as no price)"
 NO_PRICE = "no price above 0 (row skipped)"
 DUPLICATE = "exact duplicate (skipped)"
-CONFLICT = "conflicting duplicate of an earlier row (same provider, region, instance; skipped)"
+CONFLICT = f"conflicting duplicate of an earlier row ({quality.SAME_OFFER}; skipped)"
 
 
 def file_fix(path: str) -> str:
@@ -49,31 +53,13 @@ class PriceFile:
 def read_price_file(path: str) -> PriceFile:
     """Read and check ``path``; :class:`DataError` when no usable offer is left."""
     fix = file_fix(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DataError(f"{path}: price file not found; {fix}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read the price file ({exc}); {fix}") from None
-    rows = _parse(text, path, fix)
+    rows = _parse(read_text(path, "--prices", DataError, MAX_PRICE_FILE_BYTES), path, fix)
     counts: Counter[str] = Counter()
-    kept: list[Offer] = []
-    seen: set[Offer] = set()
-    first: dict[tuple[str, str, str], Offer] = {}
-    for offer in rows:
-        cleaned = _zero_is_none(offer, counts)
-        if cleaned is None:
-            continue
-        key = (cleaned.provider, cleaned.region, cleaned.instance_type)
-        if cleaned in seen:
-            counts[DUPLICATE] += 1
-            continue
-        if key in first:
-            counts[CONFLICT] += 1
-            continue
-        seen.add(cleaned)
-        first[key] = cleaned
-        kept.append(cleaned)
+    priced = [o for o in (_zero_is_none(offer, counts) for offer in rows) if o is not None]
+    duplicates: list[quality.Rejection] = []
+    kept = quality.drop_duplicates(priced, duplicates)
+    for dropped in duplicates:
+        counts[DUPLICATE if dropped.reason == quality.DUPLICATE else CONFLICT] += 1
     if not kept:
         raise DataError(
             f"{path}: no row has a price above 0 ({len(rows)} row(s) read); put USD per "

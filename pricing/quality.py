@@ -3,8 +3,9 @@
 Checks, in order (each dropped or changed offer becomes one :class:`Rejection` with its
 reason, listed by ``gacost prices --rejected``):
 
-1. exact duplicates, then conflicting duplicates (same provider, region and instance type
-   with other prices: the first is kept), then alias duplicates: offers equal in every
+1. exact duplicates, then conflicting duplicates (the same offer, :attr:`Offer.identity`:
+   provider, region and instance type, with other fields: the first is kept; the user's
+   price file follows the same rule), then alias duplicates: offers equal in every
    field but the instance name (Cudo's ``-compute``/``-graphics`` twins, Spheron's
    ``-bigroot`` copies, GCP ``a3-edgegpu-8g`` beside ``a3-highgpu-8g``). One is kept: the
    name the provider sells in the most regions, then the shortest, then the first
@@ -39,8 +40,9 @@ from typing import TypeVar
 
 from gacost.base.records import Offer
 
+SAME_OFFER = "same provider, region and instance type"  # Offer.identity, in words
 DUPLICATE = "exact duplicate"
-CONFLICT = "conflicting duplicate (same provider, region and instance type; first kept)"
+CONFLICT = f"conflicting duplicate ({SAME_OFFER}; first kept)"
 ALIAS = (
     "alias duplicate (same provider, region, GPU, host and prices as another instance "
     "name; one kept)"
@@ -134,7 +136,7 @@ def review_offers(
     spread of each GPU, for the providers ``offers`` does not cover.
     """
     out: list[Rejection] = []
-    unique = _drop_aliases(_drop_duplicates(offers, out), out)
+    unique = _drop_aliases(drop_duplicates(offers, out), out)
     priced = [o for o in (_check_prices(o, rules, out) for o in unique) if o is not None]
     shaped = [_spot_only(o, out) for o in priced]
     kept = _drop_low_outliers(shaped, rules, out)
@@ -142,21 +144,22 @@ def review_offers(
     return QualityReport(kept, out)
 
 
-def _drop_duplicates(offers: Iterable[Offer], out: list[Rejection]) -> list[Offer]:
-    """Keep the first of offers equal in every field, and the first of conflicting ones."""
+def drop_duplicates(offers: Iterable[Offer], out: list[Rejection]) -> list[Offer]:
+    """Keep the first of rows equal in every field (the others: :data:`DUPLICATE`) and the
+    first of rows that are the same offer (:attr:`Offer.identity`) but differ elsewhere
+    (the others: :data:`CONFLICT`); each row dropped is appended to ``out``."""
     seen: set[Offer] = set()
-    keys: set[tuple[str, str, str, str, float]] = set()
+    offers_seen: set[tuple[str, str, str]] = set()
     kept = []
     for offer in offers:
         if offer in seen:
             out.append(Rejection(offer, DUPLICATE, DROPPED))
             continue
         seen.add(offer)
-        key = (offer.provider, offer.region, offer.instance_type, offer.gpu, offer.gpu_count)
-        if key in keys:
+        if offer.identity in offers_seen:
             out.append(Rejection(offer, CONFLICT, DROPPED))
             continue
-        keys.add(key)
+        offers_seen.add(offer.identity)
         kept.append(offer)
     return kept
 

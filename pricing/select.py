@@ -1,10 +1,10 @@
 """Choosing offers: GPU queries (``B200``, ``A100:8``, a family), providers and regions.
 
-Pure functions over :class:`Offer` rows. A GPU name resolves through the GPU table first
-(names, aliases, families), and otherwise through the names the price data itself holds
-(``B200``, ``GH200``, SkyPilot's ``RTXPRO6000``), normalised like catalog rows are, so an
-offer whose GPU has no spec row is still listed and filterable. ``NAME:COUNT`` (SkyPilot's
-syntax) keeps offers with exactly that many GPUs.
+Pure functions over :class:`Offer` rows. A GPU name resolves through the one resolver,
+:func:`gacost.base.gpu_names.resolve_gpus`, with the GPUs of the offers as the price data's
+names, so an offer whose GPU has no spec row is still listed and filterable. What is
+particular to offers stays here: ``NAME:COUNT`` (SkyPilot's syntax) keeps offers with
+exactly that many GPUs.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from gacost.base import gpu_table
 from gacost.base.errors import UnknownNameError, did_you_mean
-from gacost.base.gpu_names import canonical_gpu
+from gacost.base.gpu_names import resolve_gpus
 from gacost.base.inputfile import clip
 from gacost.base.records import Offer
 
@@ -48,28 +47,7 @@ def parse_gpu_query(text: str, offers: Sequence[Offer]) -> GpuQuery:
             raise UnknownNameError(
                 f"GPU '{text}': the count after ':' must be a number above 0, e.g. A100:8"
             )
-    return GpuQuery(text, resolve_gpu_name(name, offers), count)
-
-
-def resolve_gpu_name(name: str, offers: Sequence[Offer]) -> tuple[str, ...]:
-    """Canonical names for ``name``: the GPU table's, else a GPU the offers hold."""
-    try:
-        return gpu_table.resolve_gpus([name])
-    except UnknownNameError:
-        pass
-    in_data = sorted({o.gpu for o in offers})
-    by_key = {gpu_table.squash(g): g for g in in_data}
-    cleaned = canonical_gpu(name)
-    if cleaned in gpu_table.gpu_specs():  # a table GPU guessed from a prefix ("A1000")
-        cleaned = None
-    for key in (gpu_table.squash(name), gpu_table.squash(cleaned or "")):
-        if key in by_key:
-            return (by_key[key],)
-    hint = did_you_mean(name, [*gpu_table.gpu_specs(), *gpu_table.families(), *in_data])
-    raise UnknownNameError(
-        f"unknown GPU '{name}'{hint}; `gacost gpus` lists the GPUs with specs, "
-        "`gacost prices` every GPU with a price"
-    )
+    return GpuQuery(text, resolve_gpus([name], priced=(o.gpu for o in offers)), count)
 
 
 def check_filters(

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from gacost.base.atomic import atomic_open
 from gacost.base.errors import DataError
+from gacost.base.inputfile import read_text
 from gacost.base.records import Offer
 from gacost.pricing.price_dates import PriceDate, parse_price_dates
 from gacost.pricing.quality import Rejection
@@ -41,6 +42,8 @@ _OPTIONAL_NUMBERS = ("gpu_memory_gib", "vcpus", "ram_gib", "price_hour", "spot_h
 # 20 USD per GPU-hour and 16 GPUs per instance
 MAX_USD_PER_GPU_HOUR = 1000.0
 MAX_GPUS_PER_OFFER = 64
+# the most bytes of a price file read: the snapshot is 0.5 MB, a cloud's GPU rows a few MB
+MAX_PRICE_FILE_BYTES = 32 << 20
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}([T ][0-9:.+\-Z]*)?$")
 _FIX = "regenerate it with `python -m gacost.pricing.build_snapshot` or restore it from git"
 SNAPSHOT_FIX = _FIX  # the advice that ends every DataError raised here
@@ -77,7 +80,8 @@ def read_offers_csv(
     if isinstance(source, str) and ("\n" in source or "," in source):
         return parse_offers_csv(source, name or "<price CSV text>", fix=fix)
     path = Path(source)
-    return parse_offers_csv(_read_file(path, fix), name or str(path), fix=fix)
+    text = read_text(path, "", DataError, MAX_PRICE_FILE_BYTES, fix=fix)
+    return parse_offers_csv(text, name or str(path), fix=fix)
 
 
 def parse_offers_csv(
@@ -104,15 +108,6 @@ def parse_offers_csv(
     return offers
 
 
-def _read_file(path: Path, fix: str = _FIX) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DataError(f"{path}: price file not found; {fix}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read the price file ({exc}); {fix}") from None
-
-
 def _check_header(header: list[str], name: str, fix: str, required: Sequence[str]) -> None:
     missing = [c for c in required if c not in header]
     extra = [c for c in header if c not in HEADER]
@@ -132,26 +127,42 @@ def _check_header(header: list[str], name: str, fix: str, required: Sequence[str
 
 
 def _parse_record(
-    cells: dict[str, str], width: int, expected: int, row: int, name: str, fix: str
+    cells: dict[str, str], width: int, expected: int, row: int, name: str, fix: str,
+    *, rejected: bool = False,
 ) -> Offer:
+    """One price row as an :class:`Offer`, every cell checked, or a :class:`DataError`
+    naming the row and column.
+
+    ``rejected``: a row of ``rejected.csv``, one a quality rule acted on. What those rules
+    judge (an empty cell, no price, a price or GPU count that is zero, negative or absurd)
+    may be the very reason it is listed, so it is not an error there; the form of every
+    cell (the row's width, a finite number, at most :data:`MAX_GPUS_PER_OFFER` GPUs, a
+    size of 0 or more, a date) is checked as for an offer.
+    """
     if width != expected:
         raise DataError(f"{name} row {row}: {width} cells, expected {expected}; {fix}")
     where = f"{name} row {row}, column"
     for column in _TEXT_COLUMNS:
-        if column in cells and not cells[column].strip():
+        if column in cells and not cells[column].strip() and not rejected:
             raise DataError(f"{where} {column}: empty; {fix}")
-    count = _number(cells["gpu_count"], f"{where} gpu_count", fix)
-    if count is None or count <= 0:
+    # in a rejected row a count or price below 0 is for the quality rules to judge
+    least = None if rejected else 0.0
+    count = _number(cells["gpu_count"], f"{where} gpu_count", fix, least=least)
+    if count is None or (count <= 0 and not rejected):
         raise DataError(f"{where} gpu_count: must be a number > 0; {fix}")
     if count > MAX_GPUS_PER_OFFER:
         raise DataError(f"{where} gpu_count: {count:g} is more than {MAX_GPUS_PER_OFFER} "
                         f"GPUs in one instance; {fix}")
-    values = {c: _number(cells.get(c, ""), f"{where} {c}", fix) for c in _OPTIONAL_NUMBERS}
-    if values["price_hour"] is None and values["spot_hour"] is None:
+    values = {
+        c: _number(cells.get(c, ""), f"{where} {c}", fix,
+                   least=least if c in ("price_hour", "spot_hour") else 0.0)
+        for c in _OPTIONAL_NUMBERS
+    }  # fmt: skip
+    if values["price_hour"] is None and values["spot_hour"] is None and not rejected:
         raise DataError(f"{where} price_hour: empty, and so is spot_hour; {fix}")
     for column in ("price_hour", "spot_hour"):
         price = values[column]
-        if price is not None and price > MAX_USD_PER_GPU_HOUR * count:
+        if price is not None and price > MAX_USD_PER_GPU_HOUR * count and not rejected:
             raise DataError(f"{where} {column}: {price:.6g} USD per hour is more than "
                             f"{MAX_USD_PER_GPU_HOUR:g} per GPU; {fix}")
     fetched = cells.get("fetched_at", "").strip()
@@ -174,7 +185,9 @@ def _parse_record(
     )
 
 
-def _number(value: str, where: str, fix: str = _FIX) -> float | None:
+def _number(value: str, where: str, fix: str = _FIX, *, least: float | None = 0.0
+            ) -> float | None:
+    """The number in a cell (None when empty): finite, and at least ``least`` unless None."""
     text = value.strip()
     if not text:
         return None
@@ -182,8 +195,9 @@ def _number(value: str, where: str, fix: str = _FIX) -> float | None:
         number = float(text)
     except ValueError:
         raise DataError(f"{where}: {value[:40]!r} is not a number; {fix}") from None
-    if not math.isfinite(number) or number < 0:
-        raise DataError(f"{where}: {value[:40]!r} is not a finite number >= 0; {fix}")
+    if not math.isfinite(number) or (least is not None and number < least):
+        at_least = "" if least is None else f" >= {least:g}"
+        raise DataError(f"{where}: {value[:40]!r} is not a finite number{at_least}; {fix}")
     return number
 
 
@@ -241,33 +255,24 @@ def read_rejections(folder: Traversable | None = None) -> list[Rejection]:
 
 
 def read_rejections_file(resource: Traversable | Path) -> list[Rejection]:
-    """The rejected rows of one ``rejected.csv`` file (a snapshot's or a cache's)."""
-    text = _read_resource(resource)
-    rows = list(csv.reader(io.StringIO(text)))
-    if not rows or tuple(rows[0]) != (*HEADER, *REJECTED_EXTRA):
-        raise DataError(f"{resource}: bad header; {_FIX}")
+    """The rejected rows of one ``rejected.csv`` file (a snapshot's or a cache's), each
+    row checked as an offer row is, less what the quality rules judge (:func:`_parse_record`)."""
+    name = str(resource)
+    columns = (*HEADER, *REJECTED_EXTRA)
+    reader = csv.reader(io.StringIO(_read_resource(resource)), strict=True)
     out = []
-    width = len(HEADER)
-    for number, row in enumerate(rows[1:], start=2):
-        if not row:
-            continue
-        if len(row) != width + len(REJECTED_EXTRA):
-            raise DataError(f"{resource} row {number}: {len(row)} cells; {_FIX}")
-        cells = dict(zip(HEADER, row[:width], strict=True))
-        try:
-            numbers = {c: float(cells[c]) if cells[c] else None for c in _OPTIONAL_NUMBERS}
-            count = float(cells["gpu_count"])
-        except ValueError:
-            raise DataError(f"{resource} row {number}: a number is not a number; {_FIX}") from None
-        offer = Offer(
-            provider=cells["provider"], region=cells["region"],
-            instance_type=cells["instance_type"], gpu=cells["gpu"], gpu_count=count,
-            gpu_memory_gib=numbers["gpu_memory_gib"], vcpus=numbers["vcpus"],
-            ram_gib=numbers["ram_gib"], price_hour=numbers["price_hour"],
-            spot_hour=numbers["spot_hour"], source=cells["source"],
-            fetched_at=cells["fetched_at"],
-        )  # fmt: skip
-        out.append(Rejection(offer, row[width], row[width + 1]))
+    try:
+        if tuple(next(reader, ())) != columns:
+            raise DataError(f"{name}: bad header; {_FIX}")
+        for row in reader:
+            if not row:
+                continue
+            cells = dict(zip(columns, row, strict=False))
+            offer = _parse_record(cells, len(row), len(columns), reader.line_num, name, _FIX,
+                                  rejected=True)
+            out.append(Rejection(offer, cells["reason"], cells["action"]))
+    except csv.Error as exc:
+        raise DataError(f"{name} row {reader.line_num}: malformed CSV ({exc}); {_FIX}") from exc
     return out
 
 
@@ -337,13 +342,9 @@ def _embedded_prices() -> Traversable:
         ) from None
 
 
-def _read_resource(resource: Traversable) -> str:
-    try:
-        return resource.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DataError(f"{resource}: snapshot file not found; {_FIX}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"{resource}: cannot read the snapshot ({exc}); {_FIX}") from None
+def _read_resource(resource: Traversable | Path) -> str:
+    """A file of the snapshot (or of the cache), read as every price file is."""
+    return read_text(resource, "", DataError, MAX_PRICE_FILE_BYTES, fix=_FIX)
 
 
 def _read_meta(text: str, name: str) -> tuple[str, list[str], int, dict[str, PriceDate]]:

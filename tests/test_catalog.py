@@ -8,6 +8,7 @@ import pytest
 
 from gacost.base import gpu_table, models
 from gacost.base.errors import UnknownNameError
+from gacost.base.gpu_names import resolve_gpus
 
 
 def test_specs_have_the_common_gpus() -> None:
@@ -39,12 +40,12 @@ def test_specs_have_the_common_gpus() -> None:
     ],
 )
 def test_resolve_gpus(typed: list[str], expected: tuple[str, ...]) -> None:
-    assert gpu_table.resolve_gpus(typed) == expected
+    assert resolve_gpus(typed) == expected
 
 
 def test_unknown_gpu_suggests() -> None:
     with pytest.raises(UnknownNameError, match=r"unknown GPU 'P100' \(did you mean 'V100'\?\)"):
-        gpu_table.resolve_gpus(["P100"])
+        resolve_gpus(["P100"])
 
 
 def test_shipped_models_and_arch() -> None:

@@ -136,7 +136,8 @@ def test_bad_jobs_exit_cleanly(job: Path, code: int, message: str) -> None:
 @pytest.mark.parametrize(
     ("extra", "code", "message"),
     [
-        ({"gpus": ["T4", "P100"]}, 2, "unknown GPU 'P100' (did you mean 'V100'?)"),
+        ({"gpus": ["T4", "Q100"]}, 2, "unknown GPU 'Q100' (did you mean 'V100'?)"),
+        ({"gpus": ["P100"]}, 2, "gpus: no spec for P100 (a GPU of the price data only)"),
         ({"providers": ["asw"]}, 2, "providers[0]: unknown provider 'asw' (did you mean 'aws'?)"),
         ({"model": "Qwen3-17B"}, 2, "model: 'Qwen3-17B' is not a shipped config"),
         (

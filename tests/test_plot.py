@@ -15,12 +15,13 @@ from gacost.advisor.split_estimates import SplitEstimate
 from gacost.base.errors import DataError, GacostError
 from gacost.base.job import load_job
 from gacost.base.records import Offer
+from gacost.base.split import Split
 from gacost.commands.cli import main
 from gacost.commands.plot import band_of, draw, plot_inputs, plot_series, ranking
 from gacost.commands.recommend import plan_row, render_text
 
 ROOT = Path(__file__).resolve().parent.parent
-SPLITS = ((1, 4), (2, 2), (4, 1))
+SPLITS = (Split(1, 4), Split(2, 2), Split(4, 1))
 HEADER = ("provider,region,instance_type,gpu,gpu_count,gpu_memory_gib,vcpus,ram_gib,"
           "price_hour,spot_hour,source,fetched_at")
 JOB = """model: Qwen/Qwen3-1.7B

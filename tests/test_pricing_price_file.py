@@ -86,7 +86,7 @@ def test_errors_give_advice_for_the_users_file(tmp_path: Path) -> None:
     bad.write_text("provider,region,instance_type,gpu,gpu_count,prce_hour\naws,x,y,T4,1,1\n")
     with pytest.raises(DataError, match=r"unknown column\(s\) prce_hour.*fix .*typo.csv"):
         read_price_file(str(bad))
-    with pytest.raises(DataError, match="not found; fix"):
+    with pytest.raises(DataError, match=r"^--prices: cannot read .*missing.csv \(No such file"):
         read_price_file(str(tmp_path / "missing.csv"))
 
 

@@ -86,7 +86,7 @@ def test_the_trl_sft_yaml_maps_every_key() -> None:
     assert job.sequence_length == 1024  # max_length
     assert job.effective_batch == 16  # 2 x 8 x 1 GPU
     assert job.micro_batches is None  # every split is planned ...
-    assert built.split == "2x8"  # ... and the user's is kept
+    assert str(built.split) == "2x8"  # ... and the user's is kept
     assert job.precision == "bf16" and job.gradient_checkpointing is True
     assert (job.work.samples, job.work.epochs, job.work.updates) == (20000, 2.0, None)
     assert job.updates == 2 * 1250 and job.runs == 3
@@ -101,7 +101,7 @@ def test_a_saved_sft_config_json_needs_the_model_from_the_job_file() -> None:
         build_job(config, None, samples=1000)
     built = build_job(config, {"model": "Qwen/Qwen3-1.7B"}, "extra.yaml", samples=1000)
     job = built.job
-    assert (job.sequence_length, job.effective_batch, built.split) == (2048, 16, "4x4")
+    assert (job.sequence_length, job.effective_batch, str(built.split)) == (2048, 16, "4x4")
     assert job.precision == "bf16" and job.gradient_checkpointing  # activation_checkpointing
     assert (job.work.samples, job.work.epochs) == (1000, 2.0)
     assert job.method == "lora"  # gacost's default, and said so:
@@ -130,7 +130,7 @@ def test_absent_keys_take_trls_defaults_and_are_listed() -> None:
     config = trl(base())
     built = build_job(config, None, samples=800)
     job = built.job
-    assert (built.split, job.effective_batch, job.sequence_length) == ("8x1", 8, 1024)
+    assert (str(built.split), job.effective_batch, job.sequence_length) == ("8x1", 8, 1024)
     assert job.method == "full"  # use_peft defaults to false
     assert job.precision == "bf16"  # SFTConfig: bf16 unless fp16
     assert job.gradient_checkpointing is True  # SFTConfig's default, not transformers'
@@ -484,8 +484,8 @@ def test_the_mapping_agrees_with_trls_own_parser(tmp_path: Path, config: Any) ->
     built = build_job(load_trl_config(path), None,
                       samples=None if training.max_steps > 0 else 1000)
     job = built.job
-    assert built.split == (f"{training.per_device_train_batch_size}x"
-                           f"{training.gradient_accumulation_steps}")
+    assert str(built.split) == (f"{training.per_device_train_batch_size}x"
+                                f"{training.gradient_accumulation_steps}")
     assert job.sequence_length == training.max_length
     assert job.precision == ("bf16" if training.bf16 else "fp16" if training.fp16 else "fp32")
     assert job.gradient_checkpointing == training.gradient_checkpointing
