@@ -33,12 +33,14 @@ from gacost.commands.formats import (
 )
 from gacost.commands.inputs import add_common, load_inputs, number, trl_notes
 from gacost.commands.plans import groups_dict, splits_text
+from gacost.commands.saved_profiles import add_profile_folder_flag, load_saved
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the subcommand."""
     p = sub.add_parser("budget", help="plan many runs or a sweep: totals, deadline, budget")
     add_common(p)
+    add_profile_folder_flag(p)
     p.add_argument("--budget", metavar="USD", help="dollars: the most runs or sweeps it buys")
     p.add_argument("--deadline", metavar="T",
                    help="finish all runs within T (12h, 90m, 1.5d or hours)")
@@ -66,8 +68,10 @@ def run(args: argparse.Namespace) -> str:
     except ValueError as exc:
         raise JobSpecError(f"--deadline: {exc}") from None
     inputs = load_inputs(args)
-    job, table, profiles, allowance = inputs.job, inputs.table, inputs.profiles, inputs.allowance
-    notes = []
+    job, table, allowance = inputs.job, inputs.table, inputs.allowance
+    saved = load_saved(args, job)  # the profile folder's profiles of the job's workload
+    profiles = [*inputs.profiles, *saved.profiles]
+    notes = [*saved.notes, *saved.used_lines()]
     if deadline is None and job.deadline_hours is not None:
         deadline = job.deadline_hours
         notes.append(f"deadline {deadline:g} h from the job's deadline_hours")

@@ -33,6 +33,7 @@ from gacost.commands.inputs import (
     trl_notes,
 )
 from gacost.commands.plans import groups_dict, splits_text
+from gacost.commands.saved_profiles import add_profile_folder_flag, load_saved
 from gacost.pricing.price_dates import MARK, PriceDating, max_age_from
 
 
@@ -40,6 +41,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the subcommand."""
     p = sub.add_parser("compare", help="price one GPU at every provider; GPU break-even matrix")
     add_common(p)
+    add_profile_folder_flag(p)
     p.add_argument("--gpu", metavar="G", help="the GPU to compare (default: the recommended one)")
     p.add_argument("--top", default="10", metavar="N",
                    help="show the N cheapest offers (default 10; json and csv carry every one)")
@@ -54,7 +56,9 @@ def run(args: argparse.Namespace) -> str:
     """Compute and render the comparison."""
     top = int(number("--top", args.top, integer=True, high=1_000_000))
     inputs = load_inputs(args)
-    job, table, profiles = inputs.job, inputs.table, inputs.profiles
+    job, table = inputs.job, inputs.table
+    saved = load_saved(args, job)  # the profile folder's profiles of the job's workload
+    profiles = [*inputs.profiles, *saved.profiles]
     allowance = job.spot_allowance if inputs.allowance is None else inputs.allowance
     c = compare(job, table.offers, profiles, gpu=args.gpu, spot=args.spot,
                 spot_allowance=allowance)
@@ -71,7 +75,7 @@ def run(args: argparse.Namespace) -> str:
         return rows_csv(rows).rstrip("\n")
     text = render_text(c, rows, allowance, f"{table.source}, as of {table.as_of}", top=top,
                        wide=args.wide, dating=dating, read=table.as_of)
-    return "\n".join([text, *trl_notes(inputs.trl)])
+    return "\n".join([text, *trl_notes(inputs.trl), *saved.notes, *saved.used_lines()])
 
 
 # The report: the same rows as a text table, JSON and CSV.

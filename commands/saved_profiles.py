@@ -47,6 +47,15 @@ class Saved:
         """The profiles to add to ``--profile``'s."""
         return [p for _, p, _ in self.used]
 
+    def used_lines(self) -> list[str]:
+        """The note naming the folder's profiles in use (for ``budget`` and ``compare``,
+        which do not keep a record of what they saw)."""
+        if not self.used:
+            return []
+        names = ", ".join(path.name for path, _, _ in self.used)
+        return [f"profile folder: {len(self.used)} profile(s) of this workload used from "
+                f"{self.folder}: {names}"]
+
 
 def add_profile_folder_flag(p: argparse.ArgumentParser) -> None:
     """``--no-profile-folder``."""

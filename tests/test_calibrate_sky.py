@@ -597,3 +597,18 @@ def test_recommend_says_how_to_calibrate_where_you_would_rent(
     named = json.loads(capsys.readouterr().out)["calibrate"]
     assert named, "the example's recommendation names GPUs to calibrate"
     assert f"`gacost calibrate --sky {','.join(named)} --job JOB`" in text
+
+
+def test_budget_and_compare_read_the_folder_too(capsys: pytest.CaptureFixture[str]) -> None:
+    common = ["--job", str(EXAMPLE), "--prices", str(PRICES)]
+    before = {cmd: _run([cmd, *common, "--format", "json"], capsys)[1]
+              for cmd in ("budget", "compare")}
+    write_new(profile_dir(), "V100.json", _bytes(_profile("V100-SXM2-16GB", seconds=0.2)))
+    for cmd in ("budget", "compare"):
+        code, out, err = _run([cmd, *common], capsys)
+        assert code == 0, err
+        assert "profile folder: 1 profile(s) of this workload used" in out and "V100.json" in out
+        code, out, _ = _run([cmd, *common, "--format", "json"], capsys)
+        assert out != before[cmd]  # the measured V100 times change the plan's figures
+        code, out, _ = _run([cmd, *common, "--format", "json", "--no-profile-folder"], capsys)
+        assert out == before[cmd]
