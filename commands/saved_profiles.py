@@ -1,7 +1,8 @@
-"""``recommend``'s profile folder: the profiles it reads without ``--profile`` (where
-``calibrate --sky`` puts the ones that come back), and what changed since it last ran.
+"""The profile folder of ``recommend``, ``budget`` and ``compare``: the profiles they read
+without ``--profile`` (where ``calibrate --sky`` puts the ones that come back), and what
+changed since ``recommend`` last ran.
 
-The folder is :func:`gacost.base.profile_dir.profile_dir`. ``recommend`` uses the profiles
+The folder is :func:`gacost.base.profile_dir.profile_dir`. Each command uses the profiles
 there whose workload is the job's (with any machinery option the job may turn on), on
 top of every ``--profile``; ``--no-profile-folder`` leaves the folder out. A file that
 is not a readable profile is skipped with a note, never an error: the folder is gacost's,
