@@ -53,9 +53,13 @@ class Saved:
         which do not keep a record of what they saw)."""
         if not self.used:
             return []
-        names = ", ".join(path.name for path, _, _ in self.used)
-        return [f"profile folder: {len(self.used)} profile(s) of this workload used from "
-                f"{self.folder}: {names}"]
+        return [used_line(self.folder, [path.name for path, _, _ in self.used])]
+
+
+def used_line(folder: Path, names: list[str]) -> str:
+    """``profile folder: N profile(s) of this workload used from F[: names]``."""
+    return (f"profile folder: {len(names)} profile(s) of this workload used from {folder}"
+            + (f": {', '.join(names)}" if names else ""))
 
 
 def add_profile_folder_flag(p: argparse.ArgumentParser) -> None:
@@ -115,8 +119,7 @@ class Changes:
         """The report's lines (none when the folder has nothing for this job, ever)."""
         if not self.used and self.first:
             return []
-        out = [f"profile folder: {len(self.used)} profile(s) of this workload used from "
-               f"{folder}" + (f": {', '.join(self.used)}" if self.used else "")]
+        out = [used_line(folder, self.used)]
         if self.first and self.used:
             out.append(f"profile folder: newly used: {', '.join(self.new)} (first recommend "
                        "of this workload with them)")
