@@ -38,5 +38,26 @@ case "$1" in
     done
     python3 bench/calibrate_vs_user.py --warmup 3 --updates 10 \
       --out "$OUT/run5-h01-round3.json" $H/h01-smollm2-360m-s1024-b16.yaml:8x2,16x1 ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace" >&2; exit 2 ;;
+  # Run 6 (2026-12-03, fourth session). fullvslora: the full fine-tune h07 and its LoRA twin
+  # alternating, two rounds of two splits (each run's host phases in the JSON), then the
+  # twin's kernels traced and an op table of each at 16x1.
+  fullvslora)
+    TWIN=bench/jobs/qwen2.5-0.5b-lora-s512-b16.yaml; FULL=$H/h07-qwen2.5-0.5b-full-s512-b16.yaml
+    user() { python3 bench/user_script.py "$1" --micro-batch ${2%x*} --grad-accum ${2#*x} \
+               --warmup 3 --updates 10 "${@:3}" 2>/dev/null | grep '^{"' >> "$OUT/run6-fullvslora.jsonl"
+             tail -c 400 "$OUT/run6-fullvslora.jsonl"; echo; }
+    for round in 1 2; do
+      for split in 16x1 4x4; do user $FULL $split; user $TWIN $split; done
+    done
+    user $TWIN 16x1 --trace 2; user $TWIN 4x4 --trace 2
+    user $FULL 16x1 --op-table 2; user $TWIN 16x1 --op-table 2 ;;
+  # h07cal: calibrate learned full fine-tunes after run 5; against the user's script here.
+  h07cal) python3 bench/calibrate_vs_user.py "${ROUNDS[@]}" \
+         --out "$OUT/run6-h07.json" $H/h07-qwen2.5-0.5b-full-s512-b16.yaml:4x4,16x1 ;;
+  # h01nvml: h01's fully timed 16x1 (run 5's +14.5 % miss), three rounds of the user's run,
+  # calibrate, and calibrate --no-trace (no NVML sampling thread during the timed updates).
+  h01nvml) python3 bench/calibrate_vs_user.py --rounds 3 --warmup 3 --updates 10 \
+         --variant=--no-trace --out "$OUT/run6-h01.json" $H/h01-smollm2-360m-s1024-b16.yaml:16x1 ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml" >&2
+     exit 2 ;;
 esac

@@ -34,7 +34,11 @@ from gacost.base.profile import Profile, read_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 SETS = (ROOT / "bench" / "results" / "calibrate-vs-user",
-        ROOT / "bench" / "results" / "heldout-2026-12-03")
+        ROOT / "bench" / "results" / "heldout-2026-12-03",
+        # later sessions of 2026-12-03: the held-out workloads h01, h02, h04 and h07 again
+        # (calibrate rounds, traces) and h07's LoRA twin (bench/calibrate_rounds_h200.sh)
+        ROOT / "bench" / "results" / "calibrate-vs-user" / "run5",
+        ROOT / "bench" / "results" / "calibrate-vs-user" / "run6")
 OUT = ROOT / "bench" / "results" / "heldout_user_runs.json"
 GPU = "H200-SXM"
 
@@ -55,16 +59,26 @@ def predictions(job: Job, profiles: Sequence[Profile],
             for e in estimate_job(job, [], profiles, terms).estimates}
 
 
+def _workloads(path: Path) -> list[dict[str, Any]]:
+    """The workloads of a bench result: a JSON file's ``workloads`` (calibrate_vs_user.py), or
+    a JSON-lines file of single user runs (``bench/user_script.py`` lines, grouped by job)."""
+    if path.suffix == ".json":
+        return list(json.loads(path.read_text())["workloads"])
+    runs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    jobs = dict.fromkeys(r["job"] for r in runs)
+    return [{"job": job, "user": [r for r in runs if r["job"] == job]} for job in jobs]
+
+
 def rows_of(folder: Path, terms: TimeModelParams = DEFAULT_PARAMS) -> list[dict[str, Any]]:
     """Every user run in ``folder`` with the model's prediction (time model: ``terms``, the
     shipped ones or a bench's variant)."""
     other = folder / "other-workload-profile.json"
     profiles = [read_profile(other)] if other.exists() else []
     rows = []
-    for path in sorted(folder.glob("*.json")):
+    for path in sorted([*folder.glob("*.json"), *folder.glob("*.jsonl")]):
         if path == other:
             continue
-        for w in json.loads(path.read_text())["workloads"]:
+        for w in _workloads(path):
             job = load_job(ROOT / w["job"]).model_copy(update={"gpus": [GPU]})
             alone = predictions(job, [], terms)
             informed = predictions(job, profiles, terms) if profiles else {}

@@ -26,6 +26,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 START = time.perf_counter()
 
@@ -48,21 +49,70 @@ def sync() -> None:
 
 
 class Timer(TrainerCallback):  # type: ignore[misc]
-    """Seconds per optimizer update, on_step_end to on_step_end, synchronised."""
+    """Seconds per optimizer update, on_step_end to on_step_end, synchronised.
+
+    Also where each update's host time goes, read at the Trainer's own callbacks with no
+    synchronisation added: ``fetch`` (the previous update's logging, then reading the k
+    micro-batches), ``train`` (the k forward/backward micro-steps and gradient clipping),
+    ``optimizer`` (``optimizer.step()``), ``tail`` (scheduler, ``zero_grad`` and the wait for
+    the device at this callback's synchronisation)."""
 
     def __init__(self) -> None:
         self.times: list[float] = []
+        self.phases: list[dict[str, float]] = []
         self.last = 0.0
+        self.marks: dict[str, float] = {}
 
     def on_train_begin(self, args, state, control, **kw):  # type: ignore[no-untyped-def]
         sync()
         self.last = time.perf_counter()
 
+    def on_step_begin(self, args, state, control, **kw):  # type: ignore[no-untyped-def]
+        self.marks = {"begin": time.perf_counter()}
+
+    def on_pre_optimizer_step(self, args, state, control, **kw):  # type: ignore[no-untyped-def]
+        self.marks["pre"] = time.perf_counter()
+
+    def on_optimizer_step(self, args, state, control, **kw):  # type: ignore[no-untyped-def]
+        self.marks["opt"] = time.perf_counter()
+
     def on_step_end(self, args, state, control, **kw):  # type: ignore[no-untyped-def]
         sync()
         now = time.perf_counter()
         self.times.append(now - self.last)
+        m = self.marks
+        if {"begin", "pre", "opt"} <= m.keys():
+            self.phases.append({"fetch": m["begin"] - self.last, "train": m["pre"] - m["begin"],
+                                "optimizer": m["opt"] - m["pre"], "tail": now - m["opt"]})
         self.last = now
+
+
+class OpTable(TrainerCallback):  # type: ignore[misc]
+    """``--op-table N``: N more updates under torch.profiler after the timed ones; the ops
+    and CUDA runtime calls that take the most host time (self CPU microseconds per update,
+    calls per update), to see where a host-bound update's time goes."""
+
+    def __init__(self, after: int, updates: int) -> None:
+        self.after, self.updates = after, updates
+        self.prof: Any = None
+        self.rows: list[dict[str, Any]] = []
+
+    def on_step_end(self, args, state, control, **kw):  # type: ignore[no-untyped-def]
+        from torch.profiler import ProfilerActivity, profile
+
+        if state.global_step == self.after:
+            sync()
+            acts = [ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if CUDA else [])]
+            self.prof = profile(activities=acts)
+            self.prof.start()
+        elif self.prof is not None and state.global_step >= self.after + self.updates:
+            sync()
+            self.prof.stop()
+            events = sorted(self.prof.key_averages(), key=lambda e: -e.self_cpu_time_total)
+            self.rows = [{"op": e.key, "self_cpu_us": round(e.self_cpu_time_total / self.updates),
+                          "calls": round(e.count / self.updates, 1)} for e in events[:40]]
+            self.prof = None
+            control.should_training_stop = True
 
 
 class Traced(TrainerCallback):  # type: ignore[misc]
@@ -128,6 +178,8 @@ def main() -> None:
     p.add_argument("--updates", type=int, default=20)
     p.add_argument("--trace", type=int, default=0,
                    help="profile this many more updates after the timed ones (not timed)")
+    p.add_argument("--op-table", type=int, default=0,
+                   help="profile this many more updates for a table of the ops' host time")
     a = p.parse_args()
     job = yaml.safe_load(Path(a.job).read_text())
     lora = job.get("lora", {})
@@ -148,7 +200,7 @@ def main() -> None:
                 model, use_gradient_checkpointing=checkpointing)
     tok = builder.placeholder_tokenizer()
     builder.align_special_tokens(model, tok)
-    n = a.micro_batch * a.grad_accum * (a.warmup + a.updates + a.trace)
+    n = a.micro_batch * a.grad_accum * (a.warmup + a.updates + a.trace + a.op_table)
     data = builder.synthetic_dataset(n, seq, config.vocab_size, seed=0)
     r = int(lora.get("r", 16))
     peft_config = None if method == "full" else LoraConfig(
@@ -161,7 +213,7 @@ def main() -> None:
             output_dir=out,
             per_device_train_batch_size=a.micro_batch,
             gradient_accumulation_steps=a.grad_accum,
-            max_steps=a.warmup + a.updates + a.trace,
+            max_steps=a.warmup + a.updates + a.trace + a.op_table,
             max_length=seq,
             gradient_checkpointing=checkpointing,
             bf16=precision == "bf16",
@@ -170,9 +222,11 @@ def main() -> None:
             use_cpu=not CUDA,
         )
         traced = Traced(a.warmup + a.updates, a.trace, a.grad_accum) if a.trace else None
+        ops = OpTable(a.warmup + a.updates, a.op_table) if a.op_table and not a.trace else None
         trainer = SFTTrainer(model=model, args=args, train_dataset=data,
                              processing_class=tok, peft_config=peft_config,
-                             callbacks=[timer, *([traced] if traced else [])])
+                             callbacks=[timer, *([traced] if traced else []),
+                                        *([ops] if ops else [])])
         if traced:
             traced.capture.install(trainer)
         if CUDA:
@@ -197,6 +251,10 @@ def main() -> None:
         "gpu": torch.cuda.get_device_name() if CUDA else "cpu",
         "update_times": [round(t, 5) for t in timer.times],
         "trace": trace,
+        "phases_median_s": {key: round(statistics.median(
+            ph[key] for ph in timer.phases[a.warmup : a.warmup + a.updates]), 5)
+            for key in ("fetch", "train", "optimizer", "tail")} if timer.phases else None,
+        "op_table": ops.rows if ops else None,
     }))
 
 
