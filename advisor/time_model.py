@@ -78,7 +78,9 @@ class TimeModelParams:
     """
 
     overlap: float = 4.0
-    """Smooth-max exponent between host and GPU time (bench/MODEL.md)."""
+    """Smooth-max exponent between host and GPU time: the value with the smallest errors in a
+    scan over p (bench/MODEL.md, "Time per update", combine; `bench/heldout_user_runs.py
+    --overlap`)."""
     model_sd: float = 0.08
     """Log sd of the time model's structural error on a workload it was not fitted to, added
     to every predicted band (:meth:`gacost.advisor.model_fit.TimeFit.joint`): the smallest

@@ -19,9 +19,11 @@ held-out runs; with the other workload's profile: median <= 6 %.
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -122,7 +124,32 @@ def summary(rows: list[dict[str, Any]], key: str = "error") -> dict[str, Any]:
             "covered_90": sum(r["covered"] for r in rows if key in r)}
 
 
+def overlap_scan(values: Sequence[float]) -> None:
+    """``--overlap P ...``: the model refitted with each smooth-max exponent between host and
+    GPU time (``TimeModelParams.overlap``), against every held-out user run; prints one line
+    per value (nothing written)."""
+    for value in values:
+        terms = replace(DEFAULT_PARAMS, overlap=value)
+        held = [r for folder in SETS if folder.exists() for r in rows_of(folder, terms)
+                if r["time"] == "predicted"]
+        session = [r for r in held if r["set"] == "heldout-2026-12-03"]
+        parts = [("all", summary(held)), ("held-out session", summary(session)),
+                 ("+ other profile", summary(session, "with_profile_error")),
+                 ("LoRA/QLoRA", summary([r for r in held if r["method"] != "full"])),
+                 ("full", summary([r for r in held if r["method"] == "full"]))]
+        print(f"overlap {value:g}: " + "; ".join(
+            f"{name} median {s['median_abs_error']:.1%} worst {s['max_abs_error']:.1%}"
+            for name, s in parts if s))
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--overlap", type=float, nargs="+", metavar="P",
+                        help="scan the host/GPU smooth-max exponent instead (no file written)")
+    args = parser.parse_args()
+    if args.overlap:
+        overlap_scan(args.overlap)
+        return
     rows = [r for folder in SETS if folder.exists() for r in rows_of(folder)]
     held = [r for r in rows if r["time"] == "predicted"]
     for r in held:
