@@ -36,9 +36,8 @@ from gacost.commands.plans import groups_dict, splits_text
 from gacost.commands.saved_profiles import add_profile_folder_flag, load_saved
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the subcommand."""
-    p = sub.add_parser("budget", help="plan many runs or a sweep: totals, deadline, budget")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``gacost budget`` (its parser made by :mod:`gacost.commands.cli`)."""
     add_common(p)
     add_profile_folder_flag(p)
     p.add_argument("--budget", metavar="USD", help="dollars: the most runs or sweeps it buys")

@@ -28,9 +28,8 @@ MAX_UPDATES = 100_000
 MAX_SECONDS = 86_400.0
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the subcommand."""
-    p = sub.add_parser("calibrate", help="time the job's splits on this machine's GPU")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``gacost calibrate`` (its parser made by :mod:`gacost.commands.cli`)."""
     add_job_flags(p, work=False)
     p.add_argument("--out", type=Path, help="profile to write (default: <gpu>--<model>--<id>.json)")
     p.add_argument("--splits", help="splits to measure, e.g. 1x4,2x2,4x1 (default: all)")

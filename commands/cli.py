@@ -8,6 +8,7 @@ Every :class:`gacost.base.errors.GacostError` is caught here and printed as one
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -22,10 +23,29 @@ MAX_LINE_CHARS = 500
 INTERNAL = 70  # EX_SOFTWARE: a bug in gacost, not the user's input
 
 
-def _commands() -> tuple[ModuleType, ...]:
-    from gacost.commands import budget, calibrate, compare, gpus, models, prices, recommend
+# Each command, its one-line help, in the order ``gacost --help`` lists them. A command's flags
+# and its run live in ``gacost.commands.<name>`` (``add_arguments``), imported only for the
+# command given: ``gacost prices`` loads no model, ``gacost recommend`` no calibration.
+COMMANDS: dict[str, str] = {
+    "recommend": "recommend a GPU, provider and m x k split for a job",
+    "budget": "plan many runs or a sweep: totals, deadline, budget",
+    "compare": "price one GPU at every provider; GPU break-even matrix",
+    "calibrate": "time the job's splits on this machine's GPU",
+    "gpus": "list the GPU specs gacost knows",
+    "prices": "the GPU market (one line per GPU) or its offers; refresh the rates",
+    "models": "list the shipped model configs",
+}
 
-    return (recommend, budget, compare, calibrate, gpus, prices, models)
+
+def _command_module(name: str) -> ModuleType:
+    return importlib.import_module(f"gacost.commands.{name}")
+
+
+def command_in(argv: Sequence[str]) -> str | None:
+    """The command named by ``argv`` (its first word that is not a flag; gacost's own flags
+    take no value), or None when there is none or it is not a command."""
+    word = next((a for a in argv if not a.startswith("-")), None)
+    return word if word in COMMANDS else None
 
 
 class _ExactParser(argparse.ArgumentParser):
@@ -37,8 +57,9 @@ class _ExactParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand registered."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser: every command listed, with its flags (all of them, or those of
+    the command ``only``: the others are then names with a help line)."""
     parser = _ExactParser(
         prog="gacost",
         description=(
@@ -50,8 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
                                 parser_class=_ExactParser)
-    for module in _commands():
-        module.register(sub)
+    for name, help_line in COMMANDS.items():
+        command = sub.add_parser(name, help=help_line)
+        if only is None or name == only:
+            _command_module(name).add_arguments(command)
     return parser
 
 
@@ -105,9 +128,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     from gacost.base.errors import GacostError
 
-    with deferred_interrupt():  # importing the commands loads C extensions (pydantic, yaml)
-        parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    with deferred_interrupt():  # importing a command loads C extensions (pydantic, yaml)
+        parser = build_parser(command_in(words))
+    args = parser.parse_args(words)
     try:
         text: str = args.run(args)
     except GacostError as exc:

@@ -37,9 +37,8 @@ from gacost.commands.saved_profiles import add_profile_folder_flag, load_saved
 from gacost.pricing.price_dates import MARK, PriceDating, max_age_from
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the subcommand."""
-    p = sub.add_parser("compare", help="price one GPU at every provider; GPU break-even matrix")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``gacost compare`` (its parser made by :mod:`gacost.commands.cli`)."""
     add_common(p)
     add_profile_folder_flag(p)
     p.add_argument("--gpu", metavar="G", help="the GPU to compare (default: the recommended one)")

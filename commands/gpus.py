@@ -11,9 +11,8 @@ from gacost.commands.formats import listing
 from gacost.commands.inputs import add_format_flag
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the subcommand."""
-    p = sub.add_parser("gpus", help="list the GPU specs gacost knows")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``gacost gpus`` (its parser made by :mod:`gacost.commands.cli`)."""
     add_format_flag(p)
     p.set_defaults(run=run)
 

@@ -23,7 +23,6 @@ from gacost.base.errors import JobSpecError, RefreshFailedError
 from gacost.base.inputfile import clip
 from gacost.base.job import MAX_GPUS_PER_RUN, Job, load_job, read_job_file
 from gacost.base.profile import Profile, read_profile
-from gacost.calibration.trl_config import TrlJob, build_job, load_trl_config
 from gacost.commands.formats import FORMATS
 from gacost.pricing.cache import PriceCache, max_age_from_env
 from gacost.pricing.combine import REFRESH_ADVICE, load_freshest
@@ -31,6 +30,7 @@ from gacost.pricing.price_file import read_price_file
 from gacost.pricing.snapshot import PriceTable, load_snapshot
 
 if TYPE_CHECKING:
+    from gacost.calibration.trl_config import TrlJob
     from gacost.pricing.fetch.refresh import Outcome
 
 
@@ -209,6 +209,8 @@ def load_job_args(
                 raise JobSpecError(f"{flag}: only with --trl-config; put the value in the job "
                                    f"file {args.job}")
         return load_job(args.job), None
+    from gacost.calibration.trl_config import build_job, load_trl_config  # --trl-config only
+
     config = load_trl_config(args.trl_config)
     extra = None if args.job is None else read_job_file(args.job)
     world = values["--gpus-per-run"] if values["--gpus-per-run"] is not None else gpus_per_run

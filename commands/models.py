@@ -14,9 +14,8 @@ from gacost.commands.inputs import add_format_flag
 HEADERS = ["model", "type", "params", "layers", "hidden", "vocab"]
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the subcommand."""
-    p = sub.add_parser("models", help="list the shipped model configs")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``gacost models`` (its parser made by :mod:`gacost.commands.cli`)."""
     add_format_flag(p)
     p.set_defaults(run=run)
 

@@ -40,11 +40,8 @@ from gacost.pricing.sources import SOURCES
 from gacost.pricing.spot_advisor import read_risk
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the subcommand."""
-    p = sub.add_parser(
-        "prices", help="the GPU market (one line per GPU) or its offers; refresh the rates"
-    )
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``gacost prices`` (its parser made by :mod:`gacost.commands.cli`)."""
     which = p.add_mutually_exclusive_group()
     which.add_argument(
         "--gpu",

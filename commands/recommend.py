@@ -34,9 +34,8 @@ from gacost.commands.sky import add_sky_flags, check_sky_path, write_sky_task
 from gacost.pricing.price_dates import PriceDating, marked, max_age_from
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the subcommand."""
-    p = sub.add_parser("recommend", help="recommend a GPU, provider and m x k split for a job")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``gacost recommend`` (its parser made by :mod:`gacost.commands.cli`)."""
     add_job_flags(p)
     p.add_argument(
         "--profile",

@@ -14,16 +14,27 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gacost.advisor.planner import Plan
 from gacost.base.atomic import write_atomic
 from gacost.base.errors import LaunchError
 from gacost.base.job import Job
-from gacost.launch.sky_task import render_task, sky_region, task_config
-from gacost.launch.skypilot import Launcher, SkyLauncher, require_sky, resolve
+
+if TYPE_CHECKING:
+    from gacost.launch.skypilot import Launcher
+
+# gacost.launch is imported only when --sky-task is given: a plain recommend loads none of it
+
+
+def _sky_launcher() -> Launcher:
+    from gacost.launch.skypilot import SkyLauncher
+
+    return SkyLauncher()
+
 
 # how --launch reaches SkyPilot; tests replace it with a fake
-launcher_factory: Callable[[], Launcher] = SkyLauncher
+launcher_factory: Callable[[], Launcher] = _sky_launcher
 
 
 def add_sky_flags(p: argparse.ArgumentParser) -> None:
@@ -59,6 +70,8 @@ def check_sky_path(args: argparse.Namespace) -> None:
     if path.exists() and not args.force:
         raise LaunchError(f"--sky-task: {path} exists; choose another file, or pass --force "
                           "to overwrite it")
+    from gacost.launch.skypilot import require_sky
+
     require_sky()
 
 
@@ -73,6 +86,9 @@ def write_sky_task(args: argparse.Namespace, job: Job, plan: Plan) -> str | None
     if job.sweep is not None:
         raise LaunchError("--sky-task: this job has a sweep: section and recommend plans one "
                           "run of the base job; write the task from a job without sweep:")
+    from gacost.launch.sky_task import render_task, sky_region, task_config
+    from gacost.launch.skypilot import resolve
+
     config = task_config(plan, command)
     resolved = resolve(config)
     for r in resolved:

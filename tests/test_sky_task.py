@@ -242,6 +242,7 @@ class FakeLauncher:
 
 def _stub_sky(monkeypatch: pytest.MonkeyPatch, launcher: FakeLauncher) -> None:
     from gacost.commands import sky as command
+    from gacost.launch import skypilot
     from gacost.launch.skypilot import Resolved
 
     def resolve(config: dict[str, Any]) -> list[Resolved]:
@@ -251,8 +252,9 @@ def _stub_sky(monkeypatch: pytest.MonkeyPatch, launcher: FakeLauncher) -> None:
         return [Resolved(cloud, region, r["instance_type"], {name: int(count)},
                          r["use_spot"], config.get("num_nodes", 1), 1.0)]
 
-    monkeypatch.setattr(command, "require_sky", lambda: sys)
-    monkeypatch.setattr(command, "resolve", resolve)
+    # commands.sky imports these from gacost.launch when --sky-task is given
+    monkeypatch.setattr(skypilot, "require_sky", lambda: sys)
+    monkeypatch.setattr(skypilot, "resolve", resolve)
     monkeypatch.setattr(command, "launcher_factory", lambda: launcher)
 
 
