@@ -31,7 +31,7 @@ from tabulate import tabulate
 from gacost.advisor.time_model import DEFAULT_PARAMS, TimeModelParams
 
 OUT = Path(__file__).resolve().parent / "results" / "band_scan.json"
-CANDIDATES = (0.04, 0.06, 0.08, 0.10)
+CANDIDATES = (0.04, 0.06, 0.08, 0.10, 0.12, 0.14)
 
 
 def measurements(terms: TimeModelParams = DEFAULT_PARAMS) -> list[dict[str, Any]]:

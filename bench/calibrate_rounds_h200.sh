@@ -58,6 +58,26 @@ case "$1" in
   # calibrate, and calibrate --no-trace (no NVML sampling thread during the timed updates).
   h01nvml) python3 bench/calibrate_vs_user.py --rounds 3 --warmup 3 --updates 10 \
          --variant=--no-trace --out "$OUT/run6-h01.json" $H/h01-smollm2-360m-s1024-b16.yaml:16x1 ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml" >&2
+  # gpubound: the held-out GPU-side misses traced (h06 Phi-3-mini 8x1 -20 %, h03 Llama-3.2-3B
+  # 2x2 +22 %): where the GPU's time goes by kernel class, against the model's parts.
+  gpubound)
+    for spec in h06-phi3-mini-attn-nogc-s1024-b8:8x1 h06-phi3-mini-attn-nogc-s1024-b8:2x4 \
+                h03-llama3.2-3b-s2048-b4-d01:2x2 h03-llama3.2-3b-s2048-b4-d01:4x1; do
+      job=${spec%%:*}; split=${spec##*:}
+      python3 bench/user_script.py $H/$job.yaml --micro-batch ${split%x*} \
+        --grad-accum ${split#*x} --warmup 3 --updates 10 --trace 2 2>/dev/null \
+        | grep '^{"' >> "$OUT/run6-gpubound.jsonl"
+      tail -c 600 "$OUT/run6-gpubound.jsonl"; echo
+    done ;;
+  # gpuops: the ops' device time of the two GPU-bound splits (what the memory-bound work is)
+  gpuops)
+    for spec in h06-phi3-mini-attn-nogc-s1024-b8:8x1 h03-llama3.2-3b-s2048-b4-d01:4x1; do
+      job=${spec%%:*}; split=${spec##*:}
+      python3 bench/user_script.py $H/$job.yaml --micro-batch ${split%x*} \
+        --grad-accum ${split#*x} --warmup 3 --updates 5 --op-table 1 2>/dev/null \
+        | grep '^{"' >> "$OUT/run6-gpuops.jsonl"
+      tail -c 300 "$OUT/run6-gpuops.jsonl"; echo
+    done ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops" >&2
      exit 2 ;;
 esac

@@ -88,9 +88,10 @@ class Timer(TrainerCallback):  # type: ignore[misc]
 
 
 class OpTable(TrainerCallback):  # type: ignore[misc]
-    """``--op-table N``: N more updates under torch.profiler after the timed ones; the ops
-    and CUDA runtime calls that take the most host time (self CPU microseconds per update,
-    calls per update), to see where a host-bound update's time goes."""
+    """``--op-table N``: N more updates under torch.profiler after the timed ones; the 40 ops
+    and CUDA runtime calls that take the most host time and the 40 that take the most device
+    time (self CPU and self device microseconds per update, calls per update), to see where
+    an update's time goes."""
 
     def __init__(self, after: int, updates: int) -> None:
         self.after, self.updates = after, updates
@@ -108,9 +109,18 @@ class OpTable(TrainerCallback):  # type: ignore[misc]
         elif self.prof is not None and state.global_step >= self.after + self.updates:
             sync()
             self.prof.stop()
-            events = sorted(self.prof.key_averages(), key=lambda e: -e.self_cpu_time_total)
-            self.rows = [{"op": e.key, "self_cpu_us": round(e.self_cpu_time_total / self.updates),
-                          "calls": round(e.count / self.updates, 1)} for e in events[:40]]
+            events = list(self.prof.key_averages())
+
+            def row(e: Any) -> dict[str, Any]:
+                return {"op": e.key, "self_cpu_us": round(e.self_cpu_time_total / self.updates),
+                        "device_us": round(getattr(e, "self_device_time_total", 0.0)
+                                           / self.updates),
+                        "calls": round(e.count / self.updates, 1)}
+
+            by_cpu = sorted(events, key=lambda e: -e.self_cpu_time_total)[:40]
+            by_device = sorted(events, key=lambda e: -getattr(e, "self_device_time_total",
+                                                                0.0))[:40]
+            self.rows = [row(e) for e in dict.fromkeys([*by_cpu, *by_device])]
             self.prof = None
             control.should_training_stop = True
 
