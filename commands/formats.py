@@ -4,6 +4,7 @@ columns: tables choose their columns for it, prose lines are wrapped)."""
 
 from __future__ import annotations
 
+import argparse
 import csv
 import io
 import json
@@ -17,6 +18,11 @@ Column = tuple[str, str, Callable[[Any], str]]
 WIDTH = 120  # the default reports fit this many columns; --wide shows every column
 REGION_CHARS = 16
 FORMATS = ("table", "json", "csv")  # every report and listing command's ``--format``
+
+
+def add_format_flag(p: argparse.ArgumentParser) -> None:
+    """``--format table|json|csv``, the same on every report and listing command."""
+    p.add_argument("--format", choices=FORMATS, default="table")
 
 
 def _csv_value(v: Any) -> Any:

@@ -7,8 +7,7 @@ import argparse
 from tabulate import tabulate
 
 from gacost.base import gpu_table
-from gacost.commands.formats import listing
-from gacost.commands.inputs import add_format_flag
+from gacost.commands.formats import add_format_flag, listing
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -23,7 +23,7 @@ from gacost.base.errors import JobSpecError, RefreshFailedError
 from gacost.base.inputfile import clip
 from gacost.base.job import MAX_GPUS_PER_RUN, Job, load_job, read_job_file
 from gacost.base.profile import Profile, read_profile
-from gacost.commands.formats import FORMATS
+from gacost.commands.formats import add_format_flag
 from gacost.pricing.cache import PriceCache, max_age_from_env
 from gacost.pricing.combine import REFRESH_ADVICE, load_freshest
 from gacost.pricing.price_file import read_price_file
@@ -152,11 +152,6 @@ def add_job_flags(p: argparse.ArgumentParser, *, work: bool = True) -> None:
         p.add_argument("--gpus-per-run", metavar="N",
                        help="with --trl-config: the GPUs each run launches on (default 1); "
                             "effective batch = per-device batch x accumulation x N")
-
-
-def add_format_flag(p: argparse.ArgumentParser) -> None:
-    """``--format table|json|csv``, the same on every report and listing command."""
-    p.add_argument("--format", choices=FORMATS, default="table")
 
 
 def add_price_age_flag(p: argparse.ArgumentParser) -> None:

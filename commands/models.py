@@ -8,8 +8,7 @@ from typing import Any
 from tabulate import tabulate
 
 from gacost.base import models
-from gacost.commands.formats import listing
-from gacost.commands.inputs import add_format_flag
+from gacost.commands.formats import add_format_flag, listing
 
 HEADERS = ["model", "type", "params", "layers", "hidden", "vocab"]
 

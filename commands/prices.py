@@ -18,8 +18,16 @@ from tabulate import tabulate
 from gacost.base.clock import utc_now
 from gacost.base.errors import DataError
 from gacost.base.records import Offer
-from gacost.commands.formats import Column, fit_width, listing, plain, short_region, table_text
-from gacost.commands.inputs import add_format_flag, add_price_age_flag, note, price_table, warn
+from gacost.commands.formats import (
+    Column,
+    add_format_flag,
+    fit_width,
+    listing,
+    plain,
+    short_region,
+    table_text,
+)
+from gacost.commands.inputs import add_price_age_flag, note, price_table, warn
 from gacost.pricing.cache import (
     PriceCache,
     format_age,

@@ -19,9 +19,14 @@ from gacost.advisor.split_estimates import SplitEstimate
 from gacost.base.clock import utc_now
 from gacost.base.profile import read_profile
 from gacost.base.split import Split
-from gacost.commands.formats import compact_table, fit_width, rows_csv, short_region
-from gacost.commands.inputs import (
+from gacost.commands.formats import (
     add_format_flag,
+    compact_table,
+    fit_width,
+    rows_csv,
+    short_region,
+)
+from gacost.commands.inputs import (
     add_job_flags,
     add_price_age_flag,
     load_job_args,

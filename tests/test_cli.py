@@ -254,6 +254,32 @@ def test_recommend_needs_neither_torch_nor_httpx(tmp_path: Path) -> None:
     assert result.stdout.strip() == "0 []", result.stderr
 
 
+@pytest.mark.parametrize(("argv", "unloaded"), [
+    # recommend: no other command, no SkyPilot adapter (only with --sky-task), no TRL-config
+    # reader (only with --trl-config)
+    (["recommend", "--job", str(EXAMPLE)],
+     ["gacost.commands.calibrate", "gacost.commands.budget", "gacost.commands.prices",
+      "gacost.launch.skypilot", "gacost.calibration.trl_config"]),
+    # listing GPUs loads no model (numpy, pydantic) and no prices
+    (["gpus"], ["numpy", "pydantic", "gacost.advisor.predictor", "gacost.pricing.snapshot"]),
+])
+def test_a_command_loads_only_what_it_uses(tmp_path: Path, argv: list[str],
+                                           unloaded: list[str]) -> None:
+    """The command line imports the module of the command given, not all seven (start-up
+    time: bench/RESULTS.md, "recommend's start-up")."""
+    code = (
+        "import sys, io, contextlib\n"
+        "from gacost.commands.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    rc = main({argv!r})\n"
+        f"print(rc, [m for m in {unloaded!r} if m in sys.modules])\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert result.stdout.strip() == "0 []", result.stdout + result.stderr
+
+
 def test_flags_are_taken_only_as_spelled() -> None:
     """``--gpu`` is not an abbreviation of ``--gpus-per-run`` (it failed with "expected an
     integer, got 'H200-SXM'")."""
