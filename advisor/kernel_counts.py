@@ -103,8 +103,9 @@ class FamilyStructure:
     ``half``: LoRA under bf16/fp16 autocast; ``fp32``: LoRA in fp32 without autocast;
     ``full``: a full fine-tune in bf16 (every weight trained; ``lora_*`` are 0).
     ``linears``: the layer's linear modules; ``norms``: its RMSNorms (trainable in a full
-    fine-tune); ``fused``: which of the usual seven names each fused module stands for
-    (Phi-3's ``qkv_proj``).
+    fine-tune), of which ``head_norms`` normalise each head's query and key (Qwen3) rather
+    than the hidden state; ``fused``: which of the usual seven names each fused module
+    stands for (Phi-3's ``qkv_proj``).
     """
 
     linears: tuple[str, ...]
@@ -113,6 +114,7 @@ class FamilyStructure:
     fp32: OperatorCounts
     full: OperatorCounts
     fused: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    head_norms: int = 0
 
 
 _PHI3_FUSED = (
@@ -144,6 +146,7 @@ STRUCTURE: dict[str, FamilyStructure] = {
         half=OperatorCounts(635 / 3, 152.0, 76 / 3, 18.0, 162.0, 130.0, 7.0, 4.0),
         fp32=OperatorCounts(563 / 3, 136.0, 40 / 3, 10.0, 151.0, 127.0, 7.0, 4.0),
         full=OperatorCounts(224.0, 167.0, 0.0, 0.0, 171.0, 171.0),
+        head_norms=2,
     ),
     "gemma2": FamilyStructure(
         linears=LINEAR_NAMES, norms=4,
@@ -247,19 +250,20 @@ def family(arch: ModelArch) -> tuple[str, bool]:
     return (name, True) if name else (DEFAULT_FAMILY, False)
 
 
-def _family(arch: ModelArch) -> FamilyStructure:
+def structure(arch: ModelArch) -> FamilyStructure:
+    """The layer structure of ``arch``'s family (the default family's if uncounted)."""
     return STRUCTURE[family(arch)[0]]
 
 
 def _counts(arch: ModelArch, setup: TrainSetup) -> OperatorCounts:
-    fam = _family(arch)
+    fam = structure(arch)
     if setup.method == "full":
         return fam.full
     return fam.fp32 if setup.precision == "fp32" else fam.half
 
 
 def _modules(arch: ModelArch) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    fam = _family(arch)
+    fam = structure(arch)
     return fam.fused or tuple((name, (name,)) for name in fam.linears)
 
 
@@ -332,7 +336,7 @@ def gemm_operators_per_microstep(arch: ModelArch, setup: TrainSetup) -> float:
     gradients of A and B); a trained linear (full fine-tune) adds its weight gradient."""
     fwd = 2 if setup.gradient_checkpointing else 1
     n = lora_linears(arch, setup)
-    linears = len(_family(arch).linears)
+    linears = len(structure(arch).linears)
     per_layer = linears * (fwd + 1) + n * (2 * fwd + 4)
     if setup.method == "full":
         per_layer += linears
@@ -357,7 +361,7 @@ def _trainable_tensors(arch: ModelArch, setup: TrainSetup) -> list[int]:
         "gate_proj": (h, i), "up_proj": (h, i), "down_proj": (i, h),
         "qkv_proj": (h, qd + 2 * kvd), "gate_up_proj": (h, 2 * i),
     }
-    fam = _family(arch)
+    fam = structure(arch)
     if setup.method == "full":
         layer = [shapes[n][0] * shapes[n][1] for n in fam.linears] + [h] * fam.norms
         head = [] if arch.tie_word_embeddings else [arch.vocab_size * h]
@@ -424,7 +428,7 @@ def microstep_parts(
     gemm = gemm_operators_per_microstep(arch, setup)
     extra = anchor.extra_a + anchor.extra_b * shape_x(arch, setup, micro_batch)
     qlora = setup.method == "qlora"
-    quantised = layers * len(_family(arch).linears) if qlora else 0
+    quantised = layers * len(structure(arch).linears) if qlora else 0
     return {
         "operators": anchor.ops_to_kernels * operators_per_microstep(arch, setup, grad_accum),
         "gemm_extras": gemm * extra,

@@ -67,9 +67,9 @@ def has_sustained_rate(gpu: str) -> bool:
 TIME_PRIORS: dict[str, Prior] = {
     "stack_eff": Prior(0.9, 0.2, why="best GEMM efficiency of HF/TRL LoRA against the sustained "
                        "matmul rate (H200 sweep: 700-786 of 794.5 TFLOP/s at large shapes)"),
-    # the centre: the memory-bound GPU time's floor per launch fitted to the H200 sweep's
-    # traces (bench/model_v2.py, "gpu_s_per_launch": 1.352 us)
-    "gpu_launch": Prior(1.35e-6, 0.4,
+    # the centre: the memory-bound GPU time's floor per launch fitted to the H200 traces
+    # (bench/model_v2.py, "gpu_s_per_launch": 1.235 us)
+    "gpu_launch": Prior(1.24e-6, 0.4,
                         why="GPU time floor per launched kernel (H200 sweep traces)"),
     "host_base": Prior(30e-6, 0.35, why="host seconds per kernel launch (lent H200 host 22-35 us "
                        "by configuration; a rented host's CPU is unknown)"),

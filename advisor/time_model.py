@@ -61,8 +61,26 @@ DROPOUT_BYTES_PER_INPUT = 4.0 + 4.0 + 1.0
 # boost clock (the table's sm_count and boost_clock_mhz). 12.4 TB/s on the H200, 5.6 on the
 # L4, 3.0 on the T4.
 L2_BYTES_PER_CLOCK_PER_SM = 5120 / 108
-HIDDEN_KERNEL_BYTES = 4.0  # bytes per element a hidden-width kernel touches (bf16 in + out)
+BF16_KERNEL_BYTES = 4.0  # bytes per element a bf16 element-wise kernel touches (in + out)
 LORA_KERNEL_BYTES = 8.0  # ... a kernel on a LoRA input's fp32 copy (fp32 in + out)
+# The memory-bound kernels of one decoder layer's forward, counted from the Hugging Face
+# implementations (Llama, Qwen2/3, Mistral, Gemma-2, Phi-3; eager element-wise ops, sdpa
+# attention): bytes read + written per element of the tensor each op runs on (bf16 2 B, fp32
+# 4 B). Counted, not fitted; one fitted scale (TimeModelParams.act_bytes_scale) turns them
+# into the time of every pass. RMSNorm: upcast to fp32 (2 + 4), square (4 + 4), row mean (4),
+# scale by the reciprocal root (4 + 4), downcast (4 + 2), weight (2 + 2).
+RMSNORM_BYTES = 36.0
+RESIDUAL_ADD_BYTES = 6.0  # two bf16 reads, one write; two per layer
+# rotary embedding on each query and key element: the negated half (2), its concatenation
+# (2 + 2), the cos and sin products (4 + 4) and their sum (6)
+ROTARY_BYTES = 20.0
+# attention's layout: query, key and value into the kernel's layout, its output back (a copy
+# each: 2 + 2)
+LAYOUT_COPY_BYTES = 4.0
+GATING_BYTES = 4.0 + 6.0  # SiLU of the gate (2 + 2) and its product with the up projection
+# fused projections (Phi-3's qkv_proj, gate_up_proj): the split outputs copied contiguous
+# (2 + 2) and, in the backward, their gradients concatenated (2 + 2)
+FUSED_SPLIT_BYTES = 8.0
 
 
 @dataclass(frozen=True)
@@ -81,23 +99,27 @@ class TimeModelParams:
     """Smooth-max exponent between host and GPU time: the value with the smallest errors in a
     scan over p (bench/MODEL.md, "Time per update", combine; `bench/heldout_user_runs.py
     --overlap`)."""
-    model_sd: float = 0.08
+    model_sd: float = 0.06
     """Log sd of the time model's structural error on a workload it was not fitted to, added
     to every predicted band (:meth:`gacost.advisor.model_fit.TimeFit.joint`): the smallest
     value whose 90 % bands hold 90 % of the held-out measurements in every host group
     (host-bound, mixed, GPU-bound) over the H200 leave-one-workload-out splits and the user's
-    runs of new workloads: 0.06 held GPU-bound splits 13 of 16, 0.08 holds 15 of 16
-    (bench/band_scan.py, bench/MODEL.md "Bands")."""
+    runs of new workloads: with the memory-bound bytes counted by tensor width, 0.04 holds
+    GPU-bound splits 22 of 27, 0.06 holds 26 of 27 (it was 0.08 before them: bench/band_scan.py,
+    bench/MODEL.md "Bands")."""
     # --- GPU terms derived from the H200 sweep's traces (bench/model_v2.py, bench/MODEL.md) --
     gemm_shape_w0: float = 1.44e6
     """T x hidden at which GEMMs reach half their best efficiency (H200)."""
     gemm_shape_sms: int = 132
     """... on the H200's 132 SMs; a GPU with fewer SMs fills at smaller shapes."""
-    act_bytes_hidden: float = 230.7
-    """Memory-bound bytes per token, layer and pass, per hidden element (a term per token and
-    vocabulary entry was fitted negative, collinear with these: left out)."""
-    act_bytes_lora_in: float = 59.72
-    """The same per input element of a LoRA-wrapped linear."""
+    act_bytes_scale: float = 2.688
+    """Stream seconds of the memory-bound kernels of one pass, per counted byte of a layer's
+    forward kernels (:func:`layer_kernel_bytes`): the passes' differences (a backward moves
+    about twice a forward's bytes) and the kernels' efficiency below the stream rate, in one
+    number (fitted on the traced H200 splits, bench/model_v2.py)."""
+    act_bytes_lora_in: float = 29.93
+    """Memory-bound bytes per token, layer and pass per input element of a LoRA-wrapped
+    linear (fitted with the scale above)."""
     # --- per-launch host cost relative to LoRA with checkpointing (H200 sweep, t/L per split)
     host_factor_qlora: float = 1.2
     """bitsandbytes dequant launches: 37-41 against 31-34 us."""
@@ -280,15 +302,36 @@ def weight_traffic_bytes(arch: ModelArch, setup: TrainSetup) -> float:
     return (n_dec * dec_passes + n_head * 2) * b
 
 
+def layer_kernel_bytes(arch: ModelArch) -> tuple[tuple[float, int], ...]:
+    """The memory-bound kernels of one decoder layer's forward, counted by tensor width, as
+    (bytes per token, width): the hidden state's norms and residual adds, the query and key
+    rotary (and Qwen3's per-head norms), attention's layout copies, the MLP's gating on the
+    intermediate width, and fused projections' split copies (Phi-3)."""
+    fam = kernel_counts.structure(arch)
+    h, inter = arch.hidden_size, arch.intermediate_size
+    q = arch.num_attention_heads * arch.head_dim
+    kv = arch.num_key_value_heads * arch.head_dim
+    parts = [(((fam.norms - fam.head_norms) * RMSNORM_BYTES + 2 * RESIDUAL_ADD_BYTES) * h, h),
+             (ROTARY_BYTES * (q + kv), q + kv),
+             (LAYOUT_COPY_BYTES * (2 * q + 2 * kv), q + 2 * kv),
+             (GATING_BYTES * inter, inter)]
+    if fam.head_norms:
+        parts.append((fam.head_norms / 2 * RMSNORM_BYTES * (q + kv), q + kv))
+    if fam.fused:
+        fused_width = q + 2 * kv + 2 * inter
+        parts.append((FUSED_SPLIT_BYTES * fused_width, fused_width))
+    return tuple(parts)
+
+
 def activation_parts(
     arch: ModelArch, setup: TrainSetup, terms: TimeModelParams = DEFAULT_PARAMS
 ) -> tuple[tuple[float, float], ...]:
     """Bytes the memory-bound kernels move per token of one micro-step, by tensor shape, as
-    (bytes, bytes one kernel touches) per token: the hidden-width tensors (per layer and pass
-    ``terms.act_bytes_hidden`` per hidden element), then each LoRA-wrapped linear's input
-    (``terms.act_bytes_lora_in`` per input element, plus its dropout); fused kernels move
-    less. The byte coefficients are the H200 traces' (bench/model_v2.py), L2 residency taken
-    out."""
+    (bytes, bytes one kernel touches) per token: a layer's counted kernels
+    (:func:`layer_kernel_bytes`) x ``terms.act_bytes_scale`` per layer and pass, then each
+    LoRA-wrapped linear's input (``terms.act_bytes_lora_in`` per input element, plus its
+    dropout); fused kernels move less. The two coefficients are the H200 traces'
+    (bench/model_v2.py), L2 residency taken out."""
     passes = arch.num_hidden_layers * (3 if setup.gradient_checkpointing else 2)
     fused = 1.0
     if setup.method == "qlora":
@@ -299,8 +342,8 @@ def activation_parts(
     # compiled graphs fuse Liger's work and the dropout too
     compiled = terms.compile_other_factor if setup.torch_compile else 1.0
     dropout = DROPOUT_BYTES_PER_INPUT if setup.lora_dropout > 0 else 0.0
-    parts = [(passes * terms.act_bytes_hidden * arch.hidden_size * fused * compiled,
-              HIDDEN_KERNEL_BYTES * arch.hidden_size)]
+    parts = [(passes * terms.act_bytes_scale * b * fused * compiled, BF16_KERNEL_BYTES * w)
+             for b, w in layer_kernel_bytes(arch)]
     for w in lora_input_width_list(arch, setup):
         parts.append((passes * w * (terms.act_bytes_lora_in * fused + dropout) * compiled,
                       LORA_KERNEL_BYTES * w))

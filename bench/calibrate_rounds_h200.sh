@@ -4,7 +4,8 @@
 # "Calibrate vs the user's run, rounds"). One workload per call (each fits the 600-s limit):
 #   bash bench/calibrate_rounds_h200.sh h07    (on the device; installs .wheels and the project)
 # Workloads: h07 (full fine-tune, host-bound; every split traced, for the full-FT host), h02
-# and h01 (LoRA, host-bound), h04 (Mistral-7B, GPU-bound). Results go to $OUT as they come.
+# and h01 (LoRA, host-bound), h04 (Mistral-7B, GPU-bound); runs 6 and 7 below. Results go to
+# $OUT as they come.
 set -uo pipefail
 if [ ! -d /tmp/site/trl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
@@ -78,6 +79,61 @@ case "$1" in
         | grep '^{"' >> "$OUT/run6-gpuops.jsonl"
       tail -c 300 "$OUT/run6-gpuops.jsonl"; echo
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops" >&2
+  # Run 7 (2026-12-03, fifth session). fullft1 / fullft2: three models' full fine-tunes
+  # against their LoRA twins (dropout 0), each pair run back to back in its own processes so
+  # that the host's drift falls on both; round 2 runs the pairs in the other order and traces
+  # the 16x1 splits (kernels, host per kernel, GPU time by class).
+  fullft1|fullft2)
+    F=bench/jobs/fullft
+    user() { python3 bench/user_script.py "$1" --micro-batch ${2%x*} --grad-accum ${2#*x} \
+               --warmup 3 --updates 10 "${@:3}" 2>/dev/null | grep '^{"' >> "$OUT/run7-fullft.jsonl"
+             tail -c 300 "$OUT/run7-fullft.jsonl"; echo; }
+    for pair in $H/h07-qwen2.5-0.5b-full-s512-b16:$F/qwen2.5-0.5b-lora-d0-s512-b16 \
+                $F/qwen3-0.6b-full-s512-b16:$F/qwen3-0.6b-lora-d0-s512-b16 \
+                $F/smollm2-360m-full-s512-b16:$F/smollm2-360m-lora-d0-s512-b16; do
+      full=${pair%%:*}.yaml; twin=${pair##*:}.yaml
+      if [ "$1" = fullft1 ]; then
+        for split in 4x4 16x1; do user $full $split; user $twin $split; done
+      else
+        user $twin 4x4; user $full 4x4; user $twin 16x1 --trace 2; user $full 16x1 --trace 2
+      fi
+    done ;;
+  # fused: Phi-3-mini's GPU-bound miss isolated: the same job (LoRA on o_proj and down_proj
+  # only) as Phi-3 (fused qkv_proj, gate_up_proj) and with the same sizes as a Llama
+  # (unfused), traced at 8x1 and 2x4, then an op table of each at 8x1.
+  fused)
+    J=bench/jobs/phi3-mini-od-nogc-s1024-b8.yaml
+    user() { python3 bench/user_script.py $J --micro-batch ${1%x*} --grad-accum ${1#*x} \
+               --warmup 3 "${@:2}" 2>/dev/null | grep '^{"' >> "$OUT/run7-fused.jsonl"
+             tail -c 300 "$OUT/run7-fused.jsonl"; echo; }
+    for split in 8x1 2x4; do
+      user $split --updates 10 --trace 2; user $split --updates 10 --trace 2 --model-type llama
+    done
+    user 8x1 --updates 3 --op-table 1; user 8x1 --updates 3 --op-table 1 --model-type llama ;;
+  # fullops: where fullft's extra memory-bound GPU time goes: an op table (device time) of
+  # two full fine-tunes and their twins at 16x1.
+  fullops)
+    F=bench/jobs/fullft
+    for job in $H/h07-qwen2.5-0.5b-full-s512-b16 $F/qwen2.5-0.5b-lora-d0-s512-b16 \
+               $F/qwen3-0.6b-full-s512-b16 $F/qwen3-0.6b-lora-d0-s512-b16; do
+      python3 bench/user_script.py $job.yaml --micro-batch 16 --grad-accum 1 --warmup 3 \
+        --updates 3 --op-table 1 2>/dev/null | grep '^{"' >> "$OUT/run7-fullops.jsonl"
+      tail -c 200 "$OUT/run7-fullops.jsonl"; echo
+    done ;;
+  # heldout2: four workloads nobody fitted, predicted before they ran (run7/predicted-before.json),
+  # GPU-bound splits first.
+  heldout2)
+    J=bench/jobs/heldout2
+    for spec in h08-qwen2.5-7b-s1024-b8:8x1 h10-llama3.2-1b-qv-nogc-s2048-b8:8x1 \
+                h09-gemma2-2b-full-s512-b16:16x1 h11-smollm2-1.7b-qlora-s1024-b8:8x1 \
+                h08-qwen2.5-7b-s1024-b8:2x4 h10-llama3.2-1b-qv-nogc-s2048-b8:2x4 \
+                h09-gemma2-2b-full-s512-b16:4x4 h11-smollm2-1.7b-qlora-s1024-b8:2x4; do
+      job=${spec%%:*}; split=${spec##*:}
+      python3 bench/user_script.py $J/$job.yaml --micro-batch ${split%x*} \
+        --grad-accum ${split#*x} --warmup 3 --updates 8 2>/dev/null \
+        | grep '^{"' >> "$OUT/run7-heldout2.jsonl"
+      tail -c 200 "$OUT/run7-heldout2.jsonl"; echo
+    done ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2" >&2
      exit 2 ;;
 esac

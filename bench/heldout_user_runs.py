@@ -40,7 +40,11 @@ SETS = (ROOT / "bench" / "results" / "calibrate-vs-user",
         # later sessions of 2026-12-03: the held-out workloads h01, h02, h04 and h07 again
         # (calibrate rounds, traces) and h07's LoRA twin (bench/calibrate_rounds_h200.sh)
         ROOT / "bench" / "results" / "calibrate-vs-user" / "run5",
-        ROOT / "bench" / "results" / "calibrate-vs-user" / "run6")
+        ROOT / "bench" / "results" / "calibrate-vs-user" / "run6",
+        # the fifth session: full fine-tunes of three models beside their LoRA twins, and
+        # Phi-3-mini with LoRA off its fused projections; their traces' memory-bound GPU time
+        # is in the model's fit (bench/model_v2.py), their times are not
+        ROOT / "bench" / "results" / "calibrate-vs-user" / "run7")
 OUT = ROOT / "bench" / "results" / "heldout_user_runs.json"
 GPU = "H200-SXM"
 
@@ -64,8 +68,8 @@ def predictions(job: Job, profiles: Sequence[Profile],
 def _workloads(path: Path) -> list[dict[str, Any]]:
     """The workloads of a bench result: a JSON file's ``workloads`` (calibrate_vs_user.py), or
     a JSON-lines file of single user runs (``bench/user_script.py`` lines, grouped by job)."""
-    if path.suffix == ".json":
-        return list(json.loads(path.read_text())["workloads"])
+    if path.suffix == ".json":  # (a file of predictions made before a run holds none)
+        return list(json.loads(path.read_text()).get("workloads", []))
     runs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     jobs = dict.fromkeys(r["job"] for r in runs)
     return [{"job": job, "user": [r for r in runs if r["job"] == job]} for job in jobs]
@@ -84,8 +88,12 @@ def rows_of(folder: Path, terms: TimeModelParams = DEFAULT_PARAMS) -> list[dict[
             job = load_job(ROOT / w["job"]).model_copy(update={"gpus": [GPU]})
             alone = predictions(job, [], terms)
             informed = predictions(job, profiles, terms) if profiles else {}
+            arch = predictor.arch_for(job.model)
+            assert arch is not None
             for u in w["user"]:
-                if not u.get("median_s"):
+                # a run built as another architecture (user_script.py --model-type) is not
+                # the job's model
+                if not u.get("median_s") or u.get("model_type", arch.model_type) != arch.model_type:
                     continue
                 split = (u["micro_batch"], u["grad_accum"])
                 e = alone[split]

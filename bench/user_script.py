@@ -148,10 +148,13 @@ class Traced(TrainerCallback):  # type: ignore[misc]
         self.capture.post_optimizer()
 
 
-def model_config(name: str) -> AutoConfig:
+def model_config(name: str, model_type: str | None = None) -> AutoConfig:
+    """The model's architecture config from the project's model table; ``model_type``
+    builds the same dimensions as another architecture (``--model-type``)."""
     raw = json.loads((MODELS / (name.replace("/", "--") + ".json")).read_text())
     cfg = {k: v for k, v in raw.items() if not k.startswith("_") and v is not None}
-    model_type = cfg.pop("model_type")
+    model_type = model_type or cfg.pop("model_type")
+    cfg.pop("model_type", None)
     for key in ("torch_dtype", "dtype"):
         cfg.pop(key, None)
     config = AutoConfig.for_model(model_type, **cfg)
@@ -190,6 +193,9 @@ def main() -> None:
                    help="profile this many more updates after the timed ones (not timed)")
     p.add_argument("--op-table", type=int, default=0,
                    help="profile this many more updates for a table of the ops' host time")
+    p.add_argument("--model-type", default=None,
+                   help="build the model's dimensions as this architecture (e.g. llama: "
+                        "Phi-3-mini's sizes with unfused projections)")
     a = p.parse_args()
     job = yaml.safe_load(Path(a.job).read_text())
     lora = job.get("lora", {})
@@ -197,7 +203,7 @@ def main() -> None:
     seq = int(job["sequence_length"])
     checkpointing = bool(job.get("gradient_checkpointing", True))
     method = job.get("method", "lora")
-    config = model_config(job["model"])
+    config = model_config(job["model"], a.model_type)
     torch.manual_seed(42)
     weights = tempfile.TemporaryDirectory()
     if method == "qlora":
@@ -253,6 +259,7 @@ def main() -> None:
         trace = asdict(traced.capture.result(statistics.median(timed), None))
     print(json.dumps({
         "job": a.job, "split": f"{a.micro_batch}x{a.grad_accum}",
+        "model_type": config.model_type,
         "micro_batch": a.micro_batch, "grad_accum": a.grad_accum,
         "warmup": a.warmup, "timed": len(timed),
         "median_s": statistics.median(timed), "mean_s": statistics.fmean(timed),

@@ -37,9 +37,10 @@ def test_reference_profiles_leave_one_out(result: dict[str, Any]) -> None:
     t4 = _errors(alone, "T4 1.7B s512 published")
     h200 = _errors(alone, "H200-SXM 1.7B s512 calibrate")
     assert len(t4) == 3 and len(h200) == 3
-    # today 4.9 / 3.6 / 4.2 % (1.5 / 2.9 / 1.1 before the L2 term of 2026-12-03, which made the
-    # L4 transfer: bench/MODEL.md "L2")
-    assert max(t4) <= 0.05
+    # today 6.6 / 4.4 / 5.6 % (4.9 / 3.6 / 4.2 before the memory-bound bytes were counted by
+    # tensor width, which fixed the held-out full fine-tunes and Phi-3; 1.5 / 2.9 / 1.1 before
+    # the L2 term of 2026-12-03, which made the L4 transfer: bench/MODEL.md "L2")
+    assert max(t4) <= 0.07
     # host-bound: one profile alone cannot separate host and GPU (today 34 / 33 / 14 %)
     assert max(h200) <= 0.36
 
@@ -50,11 +51,13 @@ def test_leave_one_out_on_every_measurement(result: dict[str, Any]) -> None:
     assert len(errs) == 63
     # today worst 39 % (the earlier-session 1.7B runs: that host ran 25-45 % slower), mean 8.3 %
     assert max(errs) <= 0.40 and sum(errs) / len(errs) <= 0.09
-    # today 9.5 / 5.4 / 1.9 / 4.2 % (8.8 / 7.2 / 2 before the L2 term)
+    # today 8.9 / 4.4 / 1.6 / 4.3 % (9.5 / 5.4 / 1.9 / 4.2 before the bytes by tensor width;
+    # 8.8 / 7.2 / 2 before the L2 term)
     assert max(_errors(pooled, "H200-SXM 8B s2048 uncapped")) <= 0.10
-    # today 5.1 / 2.9 / 3.6 % (1.1 / 2.9 / 1.1 before the L2 term)
-    assert max(_errors(pooled, "T4 1.7B s512 published")) <= 0.055
-    assert sum(r["covered"] for r in pooled) >= 57  # 90 % bands: today 60 of 63
+    # today 6.5 / 3.1 / 5.0 % (5.1 / 2.9 / 3.6 before the bytes by tensor width; 1.1 / 2.9 /
+    # 1.1 before the L2 term)
+    assert max(_errors(pooled, "T4 1.7B s512 published")) <= 0.07
+    assert sum(r["covered"] for r in pooled) >= 57  # 90 % bands: today 61 of 63
 
 
 def test_published_t4_table_from_specs(result: dict[str, Any]) -> None:

@@ -134,8 +134,9 @@ def test_memory_bound_reads_that_fit_in_l2_cost_less_on_a_card_with_a_large_l2()
     specs = gpu_table.gpu_specs()
     l4, t4 = (time_model.gpu_rates(specs[g], "fp16") for g in ("L4", "T4"))
     assert l4 is not None and t4 is not None
-    # the parts are the total, by shape: the hidden tensors and one part per wrapped linear
-    assert len(costs.act_parts) == 1 + len(LINEAR_MODULES)
+    # the parts are the total, by shape: a layer's counted kernels by tensor width (Qwen3:
+    # hidden, rotary, layout, gating, per-head norms) and one part per wrapped linear
+    assert len(costs.act_parts) == len(time_model.layer_kernel_bytes(arch)) + len(LINEAR_MODULES)
     assert sum(b for b, _ in costs.act_parts) == pytest.approx(costs.act_bytes_per_token)
     small = time_model.dram_share(l4, 4 * arch.hidden_size * 512)
     # half the bytes are reads; from L2 they cost stream/L2 of a DRAM read
@@ -151,3 +152,31 @@ def test_memory_bound_reads_that_fit_in_l2_cost_less_on_a_card_with_a_large_l2()
     bare = GpuRates(flops=1e14, bandwidth=3e11, stream_bandwidth=2.4e11)
     assert time_model.activation_seconds(costs, bare, 2048) == pytest.approx(
         costs.act_bytes_per_token * 2048 / 2.4e11)
+
+
+def test_a_layers_memory_bound_bytes_follow_its_tensor_widths() -> None:
+    """Counted by width: Qwen3-0.6B's attention is twice its hidden size and normalises each
+    head's query and key; Phi-3 splits its fused projections; a full fine-tune has no LoRA
+    inputs, so its memory-bound bytes are the layer's alone."""
+    import dataclasses
+
+    qwen = _arch("Qwen/Qwen3-0.6B")
+    q = qwen.num_attention_heads * qwen.head_dim
+    kv = qwen.num_key_value_heads * qwen.head_dim
+    h, inter = qwen.hidden_size, qwen.intermediate_size
+    assert q == 2 * h
+    assert sum(b for b, _ in time_model.layer_kernel_bytes(qwen)) == pytest.approx(
+        (2 * time_model.RMSNORM_BYTES + 2 * time_model.RESIDUAL_ADD_BYTES) * h
+        + (time_model.ROTARY_BYTES + time_model.RMSNORM_BYTES) * (q + kv)
+        + time_model.LAYOUT_COPY_BYTES * (2 * q + 2 * kv) + time_model.GATING_BYTES * inter)
+    phi = _arch("microsoft/Phi-3-mini-4k-instruct")
+    unfused = dataclasses.replace(phi, model_type="llama")
+    extra = (sum(b for b, _ in time_model.layer_kernel_bytes(phi))
+             - sum(b for b, _ in time_model.layer_kernel_bytes(unfused)))
+    fused_width = phi.hidden_size * 3 + 2 * phi.intermediate_size  # 32 KV heads: q = kv = h
+    assert extra == pytest.approx(time_model.FUSED_SPLIT_BYTES * fused_width)
+    full = time_model.TrainSetup("full", 0, (), 512, "bf16", True)
+    costs = time_model.work_costs(qwen, full)
+    layer = sum(b for b, _ in time_model.layer_kernel_bytes(qwen))
+    assert costs.act_bytes_per_token == pytest.approx(
+        3 * qwen.num_hidden_layers * time_model.DEFAULT_PARAMS.act_bytes_scale * layer)
