@@ -1,10 +1,12 @@
 """Performance model v2 (issue 12): derive its GPU terms from the H200 traces, then check it on
 workloads and a GPU it was not fitted to. Prints tables and writes bench/results/model_v2.json.
 
-1. **GPU terms from traces** (bench/results/h200-sweep/, 11 workloads, 30 profiled splits):
-   the memory-bound GPU time per micro-step ("other" + copies) fitted as a GPU floor per
-   launched kernel plus bytes per token (per hidden element x layer x pass, per LoRA input
-   element x layer x pass, per vocabulary entry) at the H200's stream bandwidth; the GEMM
+1. **GPU terms from traces** (bench/results/h200-sweep/, 11 workloads, 30 profiled splits;
+   and the traced user runs of bench/results/calibrate-vs-user/ whose workloads are not held
+   out): the memory-bound GPU time per micro-step ("other" + copies) fitted as a GPU floor
+   per launched kernel plus bytes per token (a layer's counted forward bytes by tensor width
+   x layer x pass, times one scale; per LoRA input element x layer x pass; per vocabulary
+   entry, left out) at the H200's stream bandwidth; the GEMM
    shape constant ``W0`` from the achieved GEMM rate against ``T x hidden``. These are the
    trace terms of ``time_model.DEFAULT_PARAMS`` (the floor per launch: the centre of the
    fitted ``gpu_launch``'s prior, ``model_fit.TIME_PRIORS``).
@@ -286,7 +288,8 @@ def main() -> None:
                  "gacost.advisor.build_sweep_profiles --from bench/results/h200-sweep")
     rows = trace_rows()
     terms = fit_gpu_terms(rows)
-    print("GPU terms from the H200 traces (all 11 workloads):")
+    print("GPU terms from the H200 traces (the sweep's 11 workloads, the user runs not held "
+          "out):")
     print(tabulate([[k, f"{v:.4g}"] for k, v in terms.items()], disable_numparse=True))
     fitted = np.array([
         r.x[0] * terms["gpu_s_per_launch"] * 1e6 + r.x[1] * terms["act_bytes_scale"]

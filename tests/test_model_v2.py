@@ -118,3 +118,15 @@ def test_a_variant_of_the_terms_is_fitted_and_cached_apart() -> None:
     spec = gpu_table.gpu_specs()["H200-SXM"]
     sa, sb = a.seconds(arch, setup, spec, 8, 1), b.seconds(arch, setup, spec, 8, 1)
     assert sa is not None and sb is not None and sa.value != sb.value
+
+
+def test_the_held_out_workloads_traces_are_not_in_the_gpu_fit() -> None:
+    """The memory-bound terms are fitted on the sweep and on user runs of other workloads;
+    the held-out workloads' traces (bench/jobs/heldout/) only test them."""
+    bench = load_bench("model_v2")
+    fitted = bench.trace_rows()
+    held = bench.user_trace_rows(held_out=True)
+    assert held and all(r.workload.startswith(bench.HELD_OUT) for r in held)
+    assert not any(r.workload.startswith(bench.HELD_OUT) for r in fitted)
+    # full fine-tunes (no adapters) are among the fitted rows: they pin the layer's own bytes
+    assert any(r.plain and r.x[2] == 0 for r in fitted)
