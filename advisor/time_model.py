@@ -113,10 +113,10 @@ class TimeModelParams:
     gemm_shape_sms: int = 132
     """... on the H200's 132 SMs; a GPU with fewer SMs fills at smaller shapes."""
     act_bytes_scale: float = 2.688
-    """Stream seconds of the memory-bound kernels of one pass, per counted byte of a layer's
-    forward kernels (:func:`layer_kernel_bytes`): the passes' differences (a backward moves
-    about twice a forward's bytes) and the kernels' efficiency below the stream rate, in one
-    number (fitted on the traced H200 splits, bench/model_v2.py)."""
+    """Bytes at the stream rate that one pass's memory-bound kernels cost, per counted byte
+    of a layer's forward kernels (:func:`layer_kernel_bytes`): the passes' differences (a
+    backward moves about twice a forward's bytes) and the kernels' efficiency below the
+    stream rate, in one number (fitted on the traced H200 splits, bench/model_v2.py)."""
     act_bytes_lora_in: float = 29.93
     """Memory-bound bytes per token, layer and pass per input element of a LoRA-wrapped
     linear (fitted with the scale above)."""

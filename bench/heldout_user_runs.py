@@ -42,8 +42,9 @@ SETS = (ROOT / "bench" / "results" / "calibrate-vs-user",
         ROOT / "bench" / "results" / "calibrate-vs-user" / "run5",
         ROOT / "bench" / "results" / "calibrate-vs-user" / "run6",
         # the fifth session: full fine-tunes of three models beside their LoRA twins, and
-        # Phi-3-mini with LoRA off its fused projections; their traces' memory-bound GPU time
-        # is in the model's fit (bench/model_v2.py), their times are not
+        # Phi-3-mini with LoRA off its fused projections (their traces' memory-bound GPU time
+        # is in the model's fit, bench/model_v2.py, their times are not); four workloads
+        # predicted before they ran (bench/jobs/heldout2/, run7/predicted-before.json)
         ROOT / "bench" / "results" / "calibrate-vs-user" / "run7")
 OUT = ROOT / "bench" / "results" / "heldout_user_runs.json"
 GPU = "H200-SXM"
