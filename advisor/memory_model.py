@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gacost.advisor import kernel_counts
 from gacost.advisor.time_model import (
     QLORA_BYTES_PER_PARAM,
     TrainSetup,
@@ -41,7 +42,6 @@ TRAINABLE_BYTES_LORA = 16.0  # fp32 param + grad + Adam m, v
 DROPOUT_MASK_BYTES = 1.0
 DEFAULT_ACTIVATION_SCALE = 1.0
 DEFAULT_SLACK_GIB = 0.25
-QK_NORM_MODELS = ("qwen3",)  # RMSNorm on each head's query and key (Qwen3 config and code)
 
 
 @dataclass(frozen=True)
@@ -89,8 +89,9 @@ def layer_working_set_per_token(arch: ModelArch, setup: TrainSetup) -> float:
         upcast = 2.0 * 2 * h
     # RMSNorm computes in fp32 and saves its fp32 input for the backward (HF's
     # ``hidden.to(float32)``, then ``pow`` and ``mul`` keep it): 4 B per element of each of
-    # a layer's two norms, and of Qwen3's per-head q/k norms
-    norms = 4.0 * (2 * h + (hq + hkv if arch.model_type in QK_NORM_MODELS else 0))
+    # a layer's two norms, and of per-head q/k norms (Qwen3: kernel_counts' head_norms)
+    head_norms = hq + hkv if kernel_counts.structure(arch).head_norms else 0
+    norms = 4.0 * (2 * h + head_norms)
     return (act_bytes(setup) * (5 * h + 2 * hq + 2 * hkv + 4 * f + widths) + masks + upcast
             + norms)
 
