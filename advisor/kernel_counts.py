@@ -354,8 +354,7 @@ def _trainable_tensors(arch: ModelArch, setup: TrainSetup) -> list[int]:
     (full fine-tune) every weight: linears, RMSNorms, embedding, final norm, an untied head.
     Biases (Qwen2's q, k, v) are left out."""
     h, i = arch.hidden_size, arch.intermediate_size
-    qd = arch.num_attention_heads * arch.head_dim
-    kvd = arch.num_key_value_heads * arch.head_dim
+    qd, kvd = arch.query_width, arch.kv_width
     shapes = {
         "q_proj": (h, qd), "k_proj": (h, kvd), "v_proj": (h, kvd), "o_proj": (qd, h),
         "gate_proj": (h, i), "up_proj": (h, i), "down_proj": (i, h),

@@ -75,8 +75,7 @@ def layer_working_set_per_token(arch: ModelArch, setup: TrainSetup) -> float:
     wrapped linears' inputs (:data:`DROPOUT_MASK_BYTES` each).
     """
     h, f = arch.hidden_size, arch.intermediate_size
-    hq = arch.num_attention_heads * arch.head_dim
-    hkv = arch.num_key_value_heads * arch.head_dim
+    hq, hkv = arch.query_width, arch.kv_width
     widths = lora_input_widths(arch, setup)
     masks = DROPOUT_MASK_BYTES * widths if setup.lora_dropout > 0 else 0.0
     # each adapter's A matmul saves its own copy of its input (PEFT casts the input to the

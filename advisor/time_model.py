@@ -280,9 +280,7 @@ def flops_per_token(arch: ModelArch, setup: TrainSetup) -> float:
     n = n_dec + n_head
     ckpt = setup.gradient_checkpointing
     # causal attention core, forward: QK^T and AV, 2 * 2 * s * d / 2 per token and layer
-    attn_fwd = arch.num_hidden_layers * 2 * setup.sequence_length * (
-        arch.num_attention_heads * arch.head_dim
-    )
+    attn_fwd = arch.num_hidden_layers * 2 * setup.sequence_length * arch.query_width
     attn = attn_fwd * (4 if ckpt else 3)  # forward, (recompute), backward = 2 x forward
     if setup.method == "full":
         return 6 * n + (2 * n_dec if ckpt else 0) + attn
@@ -309,8 +307,7 @@ def layer_kernel_bytes(arch: ModelArch) -> tuple[tuple[float, int], ...]:
     intermediate width, and fused projections' split copies (Phi-3)."""
     fam = kernel_counts.structure(arch)
     h, inter = arch.hidden_size, arch.intermediate_size
-    q = arch.num_attention_heads * arch.head_dim
-    kv = arch.num_key_value_heads * arch.head_dim
+    q, kv = arch.query_width, arch.kv_width
     parts = [(((fam.norms - fam.head_norms) * RMSNORM_BYTES + 2 * RESIDUAL_ADD_BYTES) * h, h),
              (ROTARY_BYTES * (q + kv), q + kv),
              (LAYOUT_COPY_BYTES * (2 * q + 2 * kv), q + 2 * kv),
@@ -361,9 +358,8 @@ def lora_input_width_list(arch: ModelArch, setup: TrainSetup) -> tuple[int, ...]
     """The input width of each LoRA-wrapped linear of one layer (none for a full fine-tune)."""
     if setup.method == "full":
         return ()
-    attn_out = arch.num_attention_heads * arch.head_dim
     width = {"q_proj": arch.hidden_size, "k_proj": arch.hidden_size, "v_proj": arch.hidden_size,
-             "o_proj": attn_out, "gate_proj": arch.hidden_size, "up_proj": arch.hidden_size,
+             "o_proj": arch.query_width, "gate_proj": arch.hidden_size, "up_proj": arch.hidden_size,
              "down_proj": arch.intermediate_size}
     return tuple(width.get(t, arch.hidden_size) for t in setup.lora_targets)
 

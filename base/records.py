@@ -96,12 +96,22 @@ class ModelArch:
     tie_word_embeddings: bool
 
     @property
+    def query_width(self) -> int:
+        """Width of a layer's queries (and of attention's output): heads x head size."""
+        return self.num_attention_heads * self.head_dim
+
+    @property
+    def kv_width(self) -> int:
+        """Width of a layer's keys, and of its values: key/value heads x head size."""
+        return self.num_key_value_heads * self.head_dim
+
+    @property
     def layer_linear_params(self) -> int:
         """Parameters of the linear layers of one decoder block (q, k, v, o, gate, up, down)."""
         h, i = self.hidden_size, self.intermediate_size
-        q = h * self.num_attention_heads * self.head_dim
-        kv = 2 * h * self.num_key_value_heads * self.head_dim
-        o = self.num_attention_heads * self.head_dim * h
+        q = h * self.query_width
+        kv = 2 * h * self.kv_width
+        o = self.query_width * h
         mlp = 3 * h * i
         return q + kv + o + mlp
 
@@ -119,8 +129,7 @@ class ModelArch:
     def lora_params(self, rank: int, targets: tuple[str, ...]) -> int:
         """Trainable LoRA parameters for ``rank`` on the named linear layers of every block."""
         h, i = self.hidden_size, self.intermediate_size
-        qd = self.num_attention_heads * self.head_dim
-        kvd = self.num_key_value_heads * self.head_dim
+        qd, kvd = self.query_width, self.kv_width
         shapes = {
             "q_proj": (h, qd),
             "k_proj": (h, kvd),
