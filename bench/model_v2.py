@@ -26,6 +26,7 @@ The sweep's workloads reach data/profiles/ through the same conversion, as data:
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 import sys
@@ -115,15 +116,21 @@ USER_TRACES = ROOT / "bench" / "results" / "calibrate-vs-user"
 HELD_OUT = ("h01-", "h02-", "h03-", "h04-", "h05-", "h06-", "h07-")
 
 
+@functools.cache
+def _h200_rates() -> time_model.GpuRates:
+    rates = time_model.gpu_rates(gpu_table.gpu_specs()[H200], "bf16")
+    assert rates is not None
+    return rates
+
+
 def _row(workload: str, arch: ModelArch, setup: time_model.TrainSetup, m: int,
          launches: float, other_ms: float, gemm_ms: float, gemm_tflops: float,
          plain: bool) -> TraceRow:
     """One traced split's memory-bound time and its regressors: bytes by tensor shape, each
     at the share of stream time it costs on the H200 once the reads that hit its L2 are taken
     out (time_model.dram_share)."""
-    stream = gpu_table.gpu_specs()[H200].stream_bandwidth_gbs * 1e9
-    rates = time_model.gpu_rates(gpu_table.gpu_specs()[H200], "bf16")
-    assert rates is not None
+    rates = _h200_rates()
+    stream = rates.stream_bandwidth
     passes = 3 if setup.gradient_checkpointing else 2
     tokens = m * setup.sequence_length
     layer_tok = tokens * arch.num_hidden_layers * passes

@@ -153,11 +153,10 @@ def model_config(name: str, model_type: str | None = None) -> AutoConfig:
     builds the same dimensions as another architecture (``--model-type``)."""
     raw = json.loads((MODELS / (name.replace("/", "--") + ".json")).read_text())
     cfg = {k: v for k, v in raw.items() if not k.startswith("_") and v is not None}
-    model_type = model_type or cfg.pop("model_type")
-    cfg.pop("model_type", None)
+    own_type = cfg.pop("model_type")
     for key in ("torch_dtype", "dtype"):
         cfg.pop(key, None)
-    config = AutoConfig.for_model(model_type, **cfg)
+    config = AutoConfig.for_model(model_type or own_type, **cfg)
     config.use_cache = False
     return config
 
