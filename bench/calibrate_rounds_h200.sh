@@ -17,6 +17,11 @@ export PYTHONPATH=/tmp/site
   lscpu | grep -E "Model name|^CPU\(s\)|Hypervisor"; } > "$OUT/machine-$1.txt" 2>&1
 H=bench/jobs/heldout
 ROUNDS=(--rounds 2 --warmup 3 --updates 10)
+# user FILE JOB SPLIT [ARGS...]: the user's script (bench/user_script.py) on JOB at SPLIT (MxK)
+# after 3 warm-up updates, its JSON line appended to $OUT/FILE (ARGS: --updates N, --trace N...)
+user() { python3 bench/user_script.py "$2" --micro-batch ${3%x*} --grad-accum ${3#*x} \
+           --warmup 3 "${@:4}" 2>/dev/null | grep '^{"' >> "$OUT/$1"
+         tail -c 300 "$OUT/$1"; echo; }
 case "$1" in
   h07) python3 bench/calibrate_vs_user.py "${ROUNDS[@]}" --calibrate-args=--trace-all \
          --out "$OUT/run5-h07.json" $H/h07-qwen2.5-0.5b-full-s512-b16.yaml:4x4,16x1 ;;
@@ -31,11 +36,7 @@ case "$1" in
   trace)
     for spec in h07-qwen2.5-0.5b-full-s512-b16:16x1 h07-qwen2.5-0.5b-full-s512-b16:4x4 \
                 h02-qwen2.5-1.5b-r32-s512-b8:8x1; do
-      job=${spec%%:*}; split=${spec##*:}
-      python3 bench/user_script.py $H/$job.yaml --micro-batch ${split%x*} \
-        --grad-accum ${split#*x} --warmup 3 --updates 10 --trace 2 2>/dev/null \
-        | grep '^{' >> "$OUT/trace-user-runs.jsonl"
-      tail -c 700 "$OUT/trace-user-runs.jsonl"; echo
+      user trace-user-runs.jsonl $H/${spec%%:*}.yaml ${spec##*:} --updates 10 --trace 2
     done
     python3 bench/calibrate_vs_user.py --warmup 3 --updates 10 \
       --out "$OUT/run5-h01-round3.json" $H/h01-smollm2-360m-s1024-b16.yaml:8x2,16x1 ;;
@@ -44,14 +45,12 @@ case "$1" in
   # twin's kernels traced and an op table of each at 16x1.
   fullvslora)
     TWIN=bench/jobs/qwen2.5-0.5b-lora-s512-b16.yaml; FULL=$H/h07-qwen2.5-0.5b-full-s512-b16.yaml
-    user() { python3 bench/user_script.py "$1" --micro-batch ${2%x*} --grad-accum ${2#*x} \
-               --warmup 3 --updates 10 "${@:3}" 2>/dev/null | grep '^{"' >> "$OUT/run6-fullvslora.jsonl"
-             tail -c 400 "$OUT/run6-fullvslora.jsonl"; echo; }
+    run6() { user run6-fullvslora.jsonl "$1" "$2" --updates 10 "${@:3}"; }
     for round in 1 2; do
-      for split in 16x1 4x4; do user $FULL $split; user $TWIN $split; done
+      for split in 16x1 4x4; do run6 $FULL $split; run6 $TWIN $split; done
     done
-    user $TWIN 16x1 --trace 2; user $TWIN 4x4 --trace 2
-    user $FULL 16x1 --op-table 2; user $TWIN 16x1 --op-table 2 ;;
+    run6 $TWIN 16x1 --trace 2; run6 $TWIN 4x4 --trace 2
+    run6 $FULL 16x1 --op-table 2; run6 $TWIN 16x1 --op-table 2 ;;
   # h07cal: calibrate learned full fine-tunes after run 5; against the user's script here.
   h07cal) python3 bench/calibrate_vs_user.py "${ROUNDS[@]}" \
          --out "$OUT/run6-h07.json" $H/h07-qwen2.5-0.5b-full-s512-b16.yaml:4x4,16x1 ;;
@@ -64,20 +63,12 @@ case "$1" in
   gpubound)
     for spec in h06-phi3-mini-attn-nogc-s1024-b8:8x1 h06-phi3-mini-attn-nogc-s1024-b8:2x4 \
                 h03-llama3.2-3b-s2048-b4-d01:2x2 h03-llama3.2-3b-s2048-b4-d01:4x1; do
-      job=${spec%%:*}; split=${spec##*:}
-      python3 bench/user_script.py $H/$job.yaml --micro-batch ${split%x*} \
-        --grad-accum ${split#*x} --warmup 3 --updates 10 --trace 2 2>/dev/null \
-        | grep '^{"' >> "$OUT/run6-gpubound.jsonl"
-      tail -c 600 "$OUT/run6-gpubound.jsonl"; echo
+      user run6-gpubound.jsonl $H/${spec%%:*}.yaml ${spec##*:} --updates 10 --trace 2
     done ;;
   # gpuops: the ops' device time of the two GPU-bound splits (what the memory-bound work is)
   gpuops)
     for spec in h06-phi3-mini-attn-nogc-s1024-b8:8x1 h03-llama3.2-3b-s2048-b4-d01:4x1; do
-      job=${spec%%:*}; split=${spec##*:}
-      python3 bench/user_script.py $H/$job.yaml --micro-batch ${split%x*} \
-        --grad-accum ${split#*x} --warmup 3 --updates 5 --op-table 1 2>/dev/null \
-        | grep '^{"' >> "$OUT/run6-gpuops.jsonl"
-      tail -c 300 "$OUT/run6-gpuops.jsonl"; echo
+      user run6-gpuops.jsonl $H/${spec%%:*}.yaml ${spec##*:} --updates 5 --op-table 1
     done ;;
   # Run 7 (2026-12-03, fifth session). fullft1 / fullft2: three models' full fine-tunes
   # against their LoRA twins (dropout 0), each pair run back to back in its own processes so
@@ -85,17 +76,15 @@ case "$1" in
   # the 16x1 splits (kernels, host per kernel, GPU time by class).
   fullft1|fullft2)
     F=bench/jobs/fullft
-    user() { python3 bench/user_script.py "$1" --micro-batch ${2%x*} --grad-accum ${2#*x} \
-               --warmup 3 --updates 10 "${@:3}" 2>/dev/null | grep '^{"' >> "$OUT/run7-fullft.jsonl"
-             tail -c 300 "$OUT/run7-fullft.jsonl"; echo; }
+    run7() { user run7-fullft.jsonl "$1" "$2" --updates 10 "${@:3}"; }
     for pair in $H/h07-qwen2.5-0.5b-full-s512-b16:$F/qwen2.5-0.5b-lora-d0-s512-b16 \
                 $F/qwen3-0.6b-full-s512-b16:$F/qwen3-0.6b-lora-d0-s512-b16 \
                 $F/smollm2-360m-full-s512-b16:$F/smollm2-360m-lora-d0-s512-b16; do
       full=${pair%%:*}.yaml; twin=${pair##*:}.yaml
       if [ "$1" = fullft1 ]; then
-        for split in 4x4 16x1; do user $full $split; user $twin $split; done
+        for split in 4x4 16x1; do run7 $full $split; run7 $twin $split; done
       else
-        user $twin 4x4; user $full 4x4; user $twin 16x1 --trace 2; user $full 16x1 --trace 2
+        run7 $twin 4x4; run7 $full 4x4; run7 $twin 16x1 --trace 2; run7 $full 16x1 --trace 2
       fi
     done ;;
   # fused: Phi-3-mini's GPU-bound miss isolated: the same job (LoRA on o_proj and down_proj
@@ -103,22 +92,21 @@ case "$1" in
   # (unfused), traced at 8x1 and 2x4, then an op table of each at 8x1.
   fused)
     J=bench/jobs/phi3-mini-od-nogc-s1024-b8.yaml
-    user() { python3 bench/user_script.py $J --micro-batch ${1%x*} --grad-accum ${1#*x} \
-               --warmup 3 "${@:2}" 2>/dev/null | grep '^{"' >> "$OUT/run7-fused.jsonl"
-             tail -c 300 "$OUT/run7-fused.jsonl"; echo; }
     for split in 8x1 2x4; do
-      user $split --updates 10 --trace 2; user $split --updates 10 --trace 2 --model-type llama
+      for build in phi3 llama; do
+        user run7-fused.jsonl $J $split --updates 10 --trace 2 --model-type $build
+      done
     done
-    user 8x1 --updates 3 --op-table 1; user 8x1 --updates 3 --op-table 1 --model-type llama ;;
+    for build in phi3 llama; do
+      user run7-fused.jsonl $J 8x1 --updates 3 --op-table 1 --model-type $build
+    done ;;
   # fullops: where fullft's extra memory-bound GPU time goes: an op table (device time) of
   # two full fine-tunes and their twins at 16x1.
   fullops)
     F=bench/jobs/fullft
     for job in $H/h07-qwen2.5-0.5b-full-s512-b16 $F/qwen2.5-0.5b-lora-d0-s512-b16 \
                $F/qwen3-0.6b-full-s512-b16 $F/qwen3-0.6b-lora-d0-s512-b16; do
-      python3 bench/user_script.py $job.yaml --micro-batch 16 --grad-accum 1 --warmup 3 \
-        --updates 3 --op-table 1 2>/dev/null | grep '^{"' >> "$OUT/run7-fullops.jsonl"
-      tail -c 200 "$OUT/run7-fullops.jsonl"; echo
+      user run7-fullops.jsonl $job.yaml 16x1 --updates 3 --op-table 1
     done ;;
   # heldout2: four workloads nobody fitted, predicted before they ran (run7/predicted-before.json),
   # GPU-bound splits first.
@@ -128,11 +116,7 @@ case "$1" in
                 h09-gemma2-2b-full-s512-b16:16x1 h11-smollm2-1.7b-qlora-s1024-b8:8x1 \
                 h08-qwen2.5-7b-s1024-b8:2x4 h10-llama3.2-1b-qv-nogc-s2048-b8:2x4 \
                 h09-gemma2-2b-full-s512-b16:4x4 h11-smollm2-1.7b-qlora-s1024-b8:2x4; do
-      job=${spec%%:*}; split=${spec##*:}
-      python3 bench/user_script.py $J/$job.yaml --micro-batch ${split%x*} \
-        --grad-accum ${split#*x} --warmup 3 --updates 8 2>/dev/null \
-        | grep '^{"' >> "$OUT/run7-heldout2.jsonl"
-      tail -c 200 "$OUT/run7-heldout2.jsonl"; echo
+      user run7-heldout2.jsonl $J/${spec%%:*}.yaml ${spec##*:} --updates 8
     done ;;
   *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2" >&2
      exit 2 ;;
