@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Held-out H200 workloads of issue 19, run on the lent GPU (see bench/RESULTS.md, "Held-out
 # workloads, own process"). Group A: h01-h04; group B: h05-h07 and a calibration of one other
-# workload (passed later as --profile). Every split is the user's plain TRL script in its own
+# workload (passed later as --profile); C and D: the same for six more workloads, 2026-12-04. Every split is the user's plain TRL script in its own
 # process (bench/user_script.py); results are written as they come to $OUT.
 #   bash bench/heldout_h200.sh A    (on the device, after installing .wheels and the project)
 set -uo pipefail
 H=bench/jobs/heldout
+N=bench/jobs/heldout3
 COMMON=(--user-only --warmup 3 --updates 10)
 case "$1" in
   A) python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-A.json" \
@@ -19,5 +20,17 @@ case "$1" in
        $H/h05-qwen3-4b-qlora-s1024-b8.yaml:2x4,4x2,8x1 \
        $H/h06-phi3-mini-attn-nogc-s1024-b8.yaml:1x8,2x4,8x1 \
        $H/h07-qwen2.5-0.5b-full-s512-b16.yaml:2x8,4x4,16x1 ;;
-  *) echo "usage: heldout_h200.sh A|B" >&2; exit 2 ;;
+  # the sixth session (2026-12-04): six new workloads, predicted before they ran
+  # (bench/heldout_user_runs.py --predict; bench/results/heldout-2026-12-04/), two splits each
+  C) python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
+       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-C.json" \
+       $N/h15-smollm2-135m-attn-s2048-b32.yaml:8x4,32x1 \
+       $N/h16-qwen2.5-1.5b-qlora-r64-s2048-b4.yaml:1x4,4x1 ;;
+  D) python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-D.json" \
+       $N/h12-llama3.1-8b-s512-b16.yaml:4x4,16x1 \
+       $N/h13-gemma2-2b-lora-s1024-b8.yaml:2x4,8x1 \
+       $N/h14-qwen3-1.7b-full-nogc-s1024-b8.yaml:2x4,8x1 \
+       $N/h17-mistral-7b-qv-nogc-s512-b8.yaml:2x4,8x1 ;;
+  *) echo "usage: heldout_h200.sh A|B|C|D" >&2; exit 2 ;;
 esac

@@ -45,7 +45,14 @@ SETS = (ROOT / "bench" / "results" / "calibrate-vs-user",
         # Phi-3-mini with LoRA off its fused projections (their traces' memory-bound GPU time
         # is in the model's fit, bench/model_v2.py, their times are not); four workloads
         # predicted before they ran (bench/jobs/heldout2/, run7/predicted-before.json)
-        ROOT / "bench" / "results" / "calibrate-vs-user" / "run7")
+        ROOT / "bench" / "results" / "calibrate-vs-user" / "run7",
+        # the sixth session (2026-12-04): six workloads nobody fitted, predicted before they
+        # ran (bench/jobs/heldout3/, predicted-before.json), and a calibration of one other
+        # workload (bench/heldout_h200.sh C and D)
+        ROOT / "bench" / "results" / "heldout-2026-12-04")
+# the sessions of new workloads in which every split ran in its own process, each with a
+# same-session calibration of one other workload (the issue's held-out targets)
+SESSIONS = ("heldout-2026-12-03", "heldout-2026-12-04")
 OUT = ROOT / "bench" / "results" / "heldout_user_runs.json"
 GPU = "H200-SXM"
 
@@ -64,6 +71,31 @@ def predictions(job: Job, profiles: Sequence[Profile],
                 terms: TimeModelParams = DEFAULT_PARAMS) -> dict[tuple[int, int], Any]:
     return {(e.micro_batch, e.grad_accum): e
             for e in estimate_job(job, [], profiles, terms).estimates}
+
+
+def predict_before(out: Path, specs: Sequence[str]) -> None:
+    """``--predict OUT JOB.yaml:MxK,...``: the shipped model's predictions for the splits,
+    written before they run (a machine nobody measured; no profile), so a session's errors
+    are those of a model that never saw its workloads."""
+    from gacost.advisor.predictor import MODEL_VERSION
+
+    rows: dict[str, Any] = {}
+    for spec in specs:
+        path, _, splits = spec.rpartition(":")
+        job = load_job(Path(path)).model_copy(update={"gpus": [GPU]})
+        alone = predictions(job, [])
+        for split in splits.split(","):
+            m, k = (int(v) for v in split.split("x"))
+            e = alone[(m, k)]
+            rows[f"{Path(path).stem}:{split}"] = {
+                "predicted_s": round(e.seconds_per_update or 0.0, 4),
+                "band": [round(e.seconds_low or 0.0, 4), round(e.seconds_high or 0.0, 4)],
+                "peak_gib": round(e.peak_gib or 0.0, 3), "host": host_group(job, m)}
+    out.write_text(json.dumps({
+        "model_version": MODEL_VERSION, "gpu": GPU,
+        "note": "predicted by bench/heldout_user_runs.py --predict before the runs (a machine "
+                "nobody measured)", "predictions": rows}, indent=1) + "\n")
+    print(f"{len(rows)} predictions written to {out.relative_to(ROOT)}")
 
 
 def _workloads(path: Path) -> list[dict[str, Any]]:
@@ -141,7 +173,7 @@ def overlap_scan(values: Sequence[float]) -> None:
         terms = replace(DEFAULT_PARAMS, overlap=value)
         held = [r for folder in SETS if folder.exists() for r in rows_of(folder, terms)
                 if r["time"] == "predicted"]
-        session = [r for r in held if r["set"] == "heldout-2026-12-03"]
+        session = [r for r in held if r["set"] in SESSIONS]
         parts = [("all", summary(held)), ("held-out session", summary(session)),
                  ("+ other profile", summary(session, "with_profile_error")),
                  ("LoRA/QLoRA", summary([r for r in held if r["method"] != "full"])),
@@ -155,7 +187,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--overlap", type=float, nargs="+", metavar="P",
                         help="scan the host/GPU smooth-max exponent instead (no file written)")
+    parser.add_argument("--predict", nargs="+", metavar=("OUT", "JOB:SPLITS"),
+                        help="write the predictions of JOB.yaml:MxK,... to OUT before they run")
     args = parser.parse_args()
+    if args.predict:
+        predict_before(Path(args.predict[0]).resolve(), args.predict[1:])
+        return
     if args.overlap:
         overlap_scan(args.overlap)
         return
