@@ -59,5 +59,7 @@ def test_the_builder_writes_the_fit_the_saved_one_is(tmp_path: Path) -> None:
     assert new["key"] == saved["key"]
     assert (new["used"], new["unused"]) == (saved["used"], saved["unused"])
     assert new["time"]["names"] == saved["time"]["names"]
-    assert new["time"]["x"] == pytest.approx(saved["time"]["x"], rel=1e-6)
+    # another CPU's BLAS ends the least-squares fit a few 1e-7 away (seen: 3e-7 on a CI
+    # machine); a fit made stale by a model change moves it by 1e-3 and more
+    assert new["time"]["x"] == pytest.approx(saved["time"]["x"], rel=1e-4, abs=1e-5)
     assert build_reference_fit.main(["--check", "--out", str(out)]) == 0

@@ -38,7 +38,9 @@ def test_saved_reference_fit_predicts_like_a_new_fit() -> None:
         spec = gpu_table.gpu_specs()[gpu]
         a, b = loaded.seconds(arch, setup, spec, 2, 4), fresh.seconds(arch, setup, spec, 2, 4)
         assert a is not None and b is not None
-        assert a.value == pytest.approx(b.value, rel=1e-9) and a.high == pytest.approx(b.high)
+        # rel 1e-6: the fit's last digits depend on the CPU's BLAS (7e-9 apart between two
+        # machines), a stale saved fit on far more
+        assert a.value == pytest.approx(b.value, rel=1e-6) and a.high == pytest.approx(b.high)
         pa, pb = loaded.peak_gib(arch, setup, gpu, 2), fresh.peak_gib(arch, setup, gpu, 2)
         assert pa.value == pytest.approx(pb.value)
 
