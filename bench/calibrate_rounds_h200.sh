@@ -118,6 +118,17 @@ case "$1" in
                 h09-gemma2-2b-full-s512-b16:4x4 h11-smollm2-1.7b-qlora-s1024-b8:2x4; do
       user run7-heldout2.jsonl $J/${spec%%:*}.yaml ${spec##*:} --updates 8
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2" >&2
+  # repeat3 (run 8, 2026-12-04): the host-bound splits of held-out session 3 farthest from
+  # the model, again in fresh processes, interleaved: structure or the host between processes?
+  repeat3)
+    J=bench/jobs/heldout3
+    for spec in h17-mistral-7b-qv-nogc-s512-b8:2x4 h13-gemma2-2b-lora-s1024-b8:2x4 \
+                h16-qwen2.5-1.5b-qlora-r64-s2048-b4:4x1 h17-mistral-7b-qv-nogc-s512-b8:2x4 \
+                h13-gemma2-2b-lora-s1024-b8:2x4 h16-qwen2.5-1.5b-qlora-r64-s2048-b4:1x4 \
+                h17-mistral-7b-qv-nogc-s512-b8:2x4 h13-gemma2-2b-lora-s1024-b8:2x4 \
+                h16-qwen2.5-1.5b-qlora-r64-s2048-b4:4x1 h14-qwen3-1.7b-full-nogc-s1024-b8:2x4; do
+      user run8-repeat3.jsonl $J/${spec%%:*}.yaml ${spec##*:} --updates 10
+    done ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3" >&2
      exit 2 ;;
 esac

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import replace
@@ -49,7 +50,13 @@ SETS = (ROOT / "bench" / "results" / "calibrate-vs-user",
         # the sixth session (2026-12-04): six workloads nobody fitted, predicted before they
         # ran (bench/jobs/heldout3/, predicted-before.json), and a calibration of one other
         # workload (bench/heldout_h200.sh C and D)
-        ROOT / "bench" / "results" / "heldout-2026-12-04")
+        ROOT / "bench" / "results" / "heldout-2026-12-04",
+        # the same day: that session's host-bound splits farthest from the model, again in
+        # fresh processes (bench/calibrate_rounds_h200.sh repeat3)
+        ROOT / "bench" / "results" / "calibrate-vs-user" / "run8")
+# the day each set was measured on: a split's runs in one day are repeats of one measurement
+DAY = {"heldout-2026-12-04": "2026-12-04", "run8": "2026-12-04"}
+FIRST_DAY = "2026-12-03"
 # the sessions of new workloads in which every split ran in its own process, each with a
 # same-session calibration of one other workload (the issue's held-out targets)
 SESSIONS = ("heldout-2026-12-03", "heldout-2026-12-04")
@@ -165,6 +172,36 @@ def summary(rows: list[dict[str, Any]], key: str = "error") -> dict[str, Any]:
             "covered_90": sum(r["covered"] for r in rows if key in r)}
 
 
+def repeated_splits(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The splits run in two or more processes in one day: the spread between those processes
+    (pooled log sd by host group: what a single run of the user's own varies by) and the
+    model against their geometric mean (what it predicts: the expected run, not one draw)."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        key = (DAY.get(r["set"], FIRST_DAY), r["job"], r["split"])
+        groups.setdefault(key, []).append(r)
+    repeated = {k: v for k, v in groups.items() if len(v) > 1}
+    spread: dict[str, list[float]] = {}
+    errors, out = [], []
+    for (day, job, split), runs in sorted(repeated.items()):
+        logs = [math.log(r["measured_s"]) for r in runs]
+        mean = statistics.fmean(logs)
+        ss_df = spread.setdefault(runs[0]["host"], [0.0, 0.0])
+        ss_df[0] += sum((x - mean) ** 2 for x in logs)
+        ss_df[1] += len(logs) - 1
+        error = runs[0]["predicted_s"] / math.exp(mean) - 1
+        errors.append(abs(error))
+        out.append({"day": day, "job": job, "split": split, "runs": len(runs),
+                    "host": runs[0]["host"], "geomean_s": round(math.exp(mean), 4),
+                    "spread": round(max(logs) - min(logs), 4),
+                    "predicted_s": runs[0]["predicted_s"], "error": round(error, 4)})
+    return {"splits": out,
+            "process_log_sd": {h: {"sd": round(math.sqrt(ss / df), 4), "df": int(df)}
+                               for h, (ss, df) in sorted(spread.items())},
+            "median_abs_error": round(statistics.median(errors), 4) if errors else None,
+            "max_abs_error": round(max(errors), 4) if errors else None}
+
+
 def overlap_scan(values: Sequence[float]) -> None:
     """``--overlap P ...``: the model refitted with each smooth-max exponent between host and
     GPU time (``TimeModelParams.overlap``), against every held-out user run; prints one line
@@ -222,6 +259,12 @@ def main() -> None:
         if s:
             print(f"{name:58s} {s['runs']:3d} runs: median |error| {s['median_abs_error']:.1%}, "
                   f"worst {s['max_abs_error']:.1%}, in the 90% band {s['covered_90']}/{s['runs']}")
+    report["repeated_splits"] = rep = repeated_splits(held)
+    print(f"\nsplits run in several processes in one day ({len(rep['splits'])}): the model "
+          f"against their geometric mean, median |error| {rep['median_abs_error']:.1%}, worst "
+          f"{rep['max_abs_error']:.1%}; the spread between processes (pooled log sd): "
+          + ", ".join(f"{h} {v['sd']:.3f} ({v['df']} df)"
+                      for h, v in rep["process_log_sd"].items()))
     peaks = [r["predicted_peak_gib"] / r["measured_peak_gib"] - 1 for r in held
              if r.get("measured_peak_gib") and r.get("predicted_peak_gib")]
     if peaks:
