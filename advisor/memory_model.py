@@ -15,6 +15,12 @@ PyTorch caching allocator reserves (``torch.cuda.max_memory_reserved``), with
   materialises the logits (2 B), their fp32 copy (4 B) and fp32 gradient (4 B) per vocab entry,
 * ``frag``: allocator fragmentation of the static part (2.5 %, from reserved - allocated on
   the H200 runs),
+* the optimizer step's own peak: ``static (1 + frag) + opt_tmp + slack`` when that is higher
+  (a full fine-tune at small ``m``): PyTorch's foreach AdamW (``torch.optim.adamw``,
+  ``_multi_tensor_adam``) takes ``sqrt(v)`` out of place, one buffer the size of the
+  trainable parameters in their dtype, while weights, gradients and both moments are held;
+  the held-out full fine-tunes' peaks barely move with ``m`` (Qwen2.5-0.5B 4.88 / 4.87 /
+  4.92 GiB at 2x8 / 4x4 / 16x1), which is this peak, not the micro-step's,
 * fitted: ``alpha`` (activation scale, global) and ``slack`` (GiB, per software stack).
 
 The device also holds the CUDA context (:data:`CUDA_CONTEXT_GIB`), outside torch's counters.
@@ -49,6 +55,8 @@ class MemoryCosts:
     """The memory terms of one setup on one model, in bytes."""
 
     static_bytes: float
+    optimizer_bytes: float
+    """Transient bytes of the optimizer step (:func:`optimizer_step_bytes`)."""
     activation_bytes_per_token: float
     loss_bytes_per_token: float
     sequence_length: int
@@ -90,7 +98,11 @@ def layer_working_set_per_token(arch: ModelArch, setup: TrainSetup) -> float:
     # ``hidden.to(float32)``, then ``pow`` and ``mul`` keep it): 4 B per element of each of
     # a layer's two norms, and of per-head q/k norms (Qwen3: kernel_counts' head_norms)
     head_norms = hq + hkv if kernel_counts.structure(arch).head_norms else 0
-    norms = 4.0 * (2 * h + head_norms)
+    # a trained norm weight (full fine-tune) also keeps the bf16 normalised input its
+    # product with the weight needs for the weight's gradient (autograd's mul saves the
+    # other operand of each input that requires a gradient): 2 B more per element
+    norm_bytes = 4.0 + (act_bytes(setup) if setup.method == "full" else 0.0)
+    norms = norm_bytes * (2 * h + head_norms)
     return (act_bytes(setup) * (5 * h + 2 * hq + 2 * hkv + 4 * f + widths) + masks + upcast
             + norms)
 
@@ -118,6 +130,16 @@ def trainable_bytes(arch: ModelArch, setup: TrainSetup) -> float:
     return n * TRAINABLE_BYTES_LORA
 
 
+def optimizer_step_bytes(arch: ModelArch, setup: TrainSetup) -> float:
+    """Bytes AdamW's step allocates beside the state it holds: ``sqrt(v)`` out of place, one
+    element per trainable parameter in the moments' dtype (the parameter's: fp32 adapters;
+    a full fine-tune's bf16 weights, or fp32 ones in fp16 and fp32 training)."""
+    n = float(trainable_params(arch, setup))
+    if setup.method == "full":
+        return n * (4.0 if setup.precision in ("fp16", "fp32") else 2.0)
+    return n * 4.0
+
+
 def memory_costs(arch: ModelArch, setup: TrainSetup) -> MemoryCosts:
     """The memory terms of ``setup`` on ``arch``."""
     layer = layer_working_set_per_token(arch, setup)
@@ -134,6 +156,7 @@ def memory_costs(arch: ModelArch, setup: TrainSetup) -> MemoryCosts:
         loss = 10.0 * arch.vocab_size  # bf16 logits, fp32 copy, fp32 gradient
     return MemoryCosts(
         static_bytes=weight_bytes(arch, setup) + trainable_bytes(arch, setup),
+        optimizer_bytes=optimizer_step_bytes(arch, setup),
         activation_bytes_per_token=acts,
         loss_bytes_per_token=loss,
         sequence_length=setup.sequence_length,
@@ -141,8 +164,9 @@ def memory_costs(arch: ModelArch, setup: TrainSetup) -> MemoryCosts:
 
 
 def peak_reserved_gib(costs: MemoryCosts, params: MemParams, m: int) -> float:
-    """Peak memory the allocator reserves in a micro-step of ``m`` sequences (GiB)."""
+    """Peak memory the allocator reserves in an update of micro-batch ``m`` (GiB): the
+    micro-step's, or the optimizer step's where that is higher."""
     tokens = m * costs.sequence_length
     per_token = params.activation_scale * costs.activation_bytes_per_token
-    dynamic = tokens * (per_token + costs.loss_bytes_per_token)
+    dynamic = max(tokens * (per_token + costs.loss_bytes_per_token), costs.optimizer_bytes)
     return (costs.static_bytes * (1.0 + FRAGMENTATION) + dynamic) / GIB + params.slack_gib

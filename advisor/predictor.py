@@ -379,7 +379,7 @@ def reference_profiles() -> list[Profile]:
 REFERENCE_FIT = "reference_fit.json"  # embedded; gacost.advisor.build_reference_fit writes it
 # The model's formulas, by name: change it with any formula of the model modules (a forgotten
 # change fails tests/test_model_v2.py, which compares the saved fit with a new one).
-MODEL_VERSION = "2026-12-03 memory-bound bytes counted by tensor width"
+MODEL_VERSION = "2026-12-04 the optimizer step's own memory peak"
 
 
 def model_constants(terms: TimeModelParams = DEFAULT_PARAMS) -> str:

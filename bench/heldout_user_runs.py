@@ -30,6 +30,7 @@ from typing import Any
 
 from gacost.advisor import predictor
 from gacost.advisor.estimate import estimate_job
+from gacost.advisor.memory_model import CUDA_CONTEXT_GIB
 from gacost.advisor.time_model import DEFAULT_PARAMS, TimeModelParams
 from gacost.base import gpu_table
 from gacost.base.job import Job, load_job
@@ -152,7 +153,10 @@ def rows_of(folder: Path, terms: TimeModelParams = DEFAULT_PARAMS) -> list[dict[
                     "measured_peak_gib": (None if job.method == "qlora"
                                           and folder.name == "heldout-2026-12-03"
                                           else u.get("peak_reserved_gib")),
-                    "predicted_peak_gib": e.peak_gib,
+                    # the estimate's peak holds the CUDA context, which the measured peak
+                    # (torch.cuda.max_memory_reserved) does not: compare like with like
+                    "predicted_peak_gib": (round(e.peak_gib - CUDA_CONTEXT_GIB, 3)
+                                           if e.peak_gib else None),
                 }
                 if split in informed:
                     f = informed[split]

@@ -74,3 +74,30 @@ def test_peak_is_linear_in_tokens() -> None:
     base = costs.static_bytes * (1 + memory_model.FRAGMENTATION) / GIB + 0.3
     assert p1 - base == pytest.approx(
         1024 * (1.1 * costs.activation_bytes_per_token + costs.loss_bytes_per_token) / GIB)
+
+
+def test_a_full_fine_tune_peaks_at_the_optimizer_step_at_small_micro_batches() -> None:
+    # foreach AdamW takes sqrt(v) out of place: one bf16 buffer per trained parameter
+    arch = _arch("Qwen/Qwen2.5-0.5B")
+    full = _setup(method="full")
+    costs = memory_model.memory_costs(arch, full)
+    assert costs.optimizer_bytes == 2 * arch.total_params
+    params = MemParams(activation_scale=1.0, slack_gib=0.0)
+    step = (costs.static_bytes * (1 + memory_model.FRAGMENTATION) + costs.optimizer_bytes) / GIB
+    small, large = (memory_model.peak_reserved_gib(costs, params, m) for m in (1, 64))
+    assert small == pytest.approx(step)  # one 512-token sequence holds less than the buffer
+    assert large > step  # 64 sequences' activations hold more
+    # a LoRA run's step buffer (fp32 adapters) is far below one sequence's activations
+    lora = memory_model.memory_costs(arch, _setup())
+    assert lora.optimizer_bytes == 4 * arch.lora_params(16, LINEAR_MODULES)
+    assert memory_model.peak_reserved_gib(lora, params, 1) > (
+        lora.static_bytes * (1 + memory_model.FRAGMENTATION) + lora.optimizer_bytes) / GIB
+
+
+def test_a_trained_norm_weight_keeps_its_normalised_input() -> None:
+    arch = _arch("Qwen/Qwen3-1.7B")
+    lora = memory_model.layer_working_set_per_token(arch, _setup(method="lora"))
+    full = memory_model.layer_working_set_per_token(arch, _setup(method="full"))
+    widths = 6 * 2048 + 6144  # the adapters' input copies, none in a full fine-tune
+    # 2 B more per element of the layer's two norms and Qwen3's q and k head norms
+    assert full - (lora - 2 * widths) == 2 * (2 * 2048 + 2048 + 1024)
