@@ -129,6 +129,15 @@ case "$1" in
                 h16-qwen2.5-1.5b-qlora-r64-s2048-b4:4x1 h14-qwen3-1.7b-full-nogc-s1024-b8:2x4; do
       user run8-repeat3.jsonl $J/${spec%%:*}.yaml ${spec##*:} --updates 10
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3" >&2
+  # memory (run 8): the held-out peaks most below the model, allocated beside reserved
+  # (2 timed updates each: memory only; kept in run8/memory/, which the time benches skip)
+  memory)
+    for spec in heldout3/h14-qwen3-1.7b-full-nogc-s1024-b8:2x4 heldout3/h14-qwen3-1.7b-full-nogc-s1024-b8:8x1 \
+                qwen3-0.6b-lora-nogc-dropout:8x1 qwen3-0.6b-lora-nogc-dropout:2x4 \
+                heldout/h01-smollm2-360m-s1024-b16:4x4 fullft/smollm2-360m-lora-d0-s512-b16:4x4 \
+                heldout3/h17-mistral-7b-qv-nogc-s512-b8:8x1; do
+      user run8-memory.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 2
+    done ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory" >&2
      exit 2 ;;
 esac

@@ -264,6 +264,7 @@ def main() -> None:
         "median_s": statistics.median(timed), "mean_s": statistics.fmean(timed),
         "train_seconds": train_s, "process_seconds": time.perf_counter() - START,
         "peak_reserved_gib": torch.cuda.max_memory_reserved() / 2**30 if CUDA else None,
+        "peak_allocated_gib": torch.cuda.max_memory_allocated() / 2**30 if CUDA else None,
         "gpu": torch.cuda.get_device_name() if CUDA else "cpu",
         "update_times": [round(t, 5) for t in timer.times],
         "trace": trace,
