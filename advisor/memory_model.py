@@ -5,12 +5,14 @@ PyTorch caching allocator reserves (``torch.cuda.max_memory_reserved``), with
 
 * ``static``: frozen weights (bf16/fp16 2 B, fp32 4 B, QLoRA NF4 decoder + bf16 embeddings and
   LM head as TRL loads them, fp32 after ``prepare_model_for_kbit_training``) plus the
-  trainable part at 16 B/param (fp32 adapter, gradient, Adam m and v),
+  trainable part: 16 B/param for LoRA (fp32 adapter, gradient, Adam m and v), 8 B/param
+  for QLoRA (TRL casts its adapters to bf16), a full fine-tune's gradient and moments in
+  the weights' dtype,
 * ``A_tok``: activation bytes per token; with gradient checkpointing the bf16 input of every
   decoder layer plus twice the working set of the one layer being recomputed and
-  back-propagated; without, every layer's working set (with LoRA dropout > 0 it also holds
-  each wrapped linear's dropout mask, 1 B per input element, for the backward; RMSNorm's
-  fp32 input copies, Qwen3's head norms included),
+  back-propagated; without, every layer's working set: the tensors autograd saves, counted
+  (:func:`layer_working_set_per_token`; ``bench/saved_tensors_cpu.py`` checks the count
+  against saved-tensor hooks on the CPU, within 0.2 % for Qwen3 and Llama layers),
 * ``loss_tok``: TRL >= 1.7's chunked NLL keeps only hidden-size buffers per token; a full loss
   materialises the logits (2 B), their fp32 copy (4 B) and fp32 gradient (4 B) per vocab entry,
 * ``frag``: allocator fragmentation of the static part (2.5 %, from reserved - allocated on
@@ -34,6 +36,7 @@ from gacost.advisor import kernel_counts
 from gacost.advisor.time_model import (
     QLORA_BYTES_PER_PARAM,
     TrainSetup,
+    lora_input_width_list,
     lora_input_widths,
     trainable_params,
 )
@@ -42,6 +45,10 @@ from gacost.base.records import GIB, ModelArch
 CUDA_CONTEXT_GIB = 0.5
 FRAGMENTATION = 0.025
 TRAINABLE_BYTES_LORA = 16.0  # fp32 param + grad + Adam m, v
+# QLoRA as TRL builds it: SFTTrainer casts a quantized model's trainable adapter weights to
+# bf16 (trl/trainer/sft_trainer.py, after the QLoRA paper's section 3), so the weight, its
+# gradient and Adam's m and v are 2 B each
+TRAINABLE_BYTES_QLORA = 8.0
 # LoRA dropout > 0: CUDA's native_dropout saves a bool mask (1 B per element of the wrapped
 # linear's input) for its backward; the adapter's saved input is the dropped one instead of
 # the plain one (same size)
@@ -78,33 +85,61 @@ def act_bytes(setup: TrainSetup) -> float:
 def layer_working_set_per_token(arch: ModelArch, setup: TrainSetup) -> float:
     """Bytes per token that one decoder layer keeps for its backward (SwiGLU, SDPA attention).
 
-    Norm inputs, q/k/v/o inputs and outputs, gate/up/act/down-input of the MLP:
-    ``5h + 2h_q + 2h_kv + 4f`` elements; with LoRA dropout > 0 the dropout masks of the
-    wrapped linears' inputs (:data:`DROPOUT_MASK_BYTES` each).
+    The tensors autograd saves, as counted on the CPU with saved-tensor hooks for Qwen3 and
+    Llama layers, LoRA and full (bench/MODEL.md, "Saved tensors, counted"): the MLP's gate
+    and up outputs and the activation's output (``3f``), attention's query, key, value and
+    output (``2 h_q + 2 h_kv``), each norm's fp32 input (4 B per element; Qwen3's per-head
+    query and key norms too); with LoRA each adapter's own input copy (PEFT casts the input
+    to the adapter's dtype per wrapped linear, autocast saves the compute-dtype copy, one per
+    wrapped linear even where q, k and v share the layer's input) and its rank-wide output,
+    plus the dropout masks when LoRA dropout > 0 (:data:`DROPOUT_MASK_BYTES` each, CUDA's
+    boolean mask); a full fine-tune instead keeps every linear's input for its weight's
+    gradient (the two norm outputs, attention's output shared with ``o_proj``, the down
+    projection's input ``f``) and each norm's normalised bf16 input for the norm weight's.
     """
     h, f = arch.hidden_size, arch.intermediate_size
     hq, hkv = arch.query_width, arch.kv_width
-    widths = lora_input_widths(arch, setup)
+    family = kernel_counts.structure(arch)
+    lora_widths = lora_input_width_list(arch, setup)  # none in a full fine-tune
+    by_source = dict(zip(lora_input_sources(arch, setup)[:len(lora_widths)], lora_widths,
+                         strict=True))
+    # a fused projection (Phi-3's qkv_proj, gate_up_proj) is one adapter on one input
+    adapters = len(by_source) if family.fused else len(lora_widths)
+    widths = sum(by_source.values()) if family.fused else lora_input_widths(arch, setup)
     masks = DROPOUT_MASK_BYTES * widths if setup.lora_dropout > 0 else 0.0
-    # each adapter's A matmul saves its own copy of its input (PEFT casts the input to the
-    # adapter's dtype per wrapped linear; autocast saves the compute-dtype copy), one per
-    # wrapped linear even where q, k and v share the layer's input
+    if setup.method == "qlora" and setup.lora_dropout == 0 and not setup.prepare_for_kbit:
+        # bf16 adapters (TRL's QLoRA) on a bf16 stream: PEFT's cast of the input to the
+        # adapter's dtype copies nothing, so the adapters on one input (q, k, v; gate, up)
+        # save that input once (after prepare_model_for_kbit_training the stream is fp32 and
+        # each adapter casts its own copy)
+        widths = sum(by_source.values())
     upcast = 0.0
     if setup.method == "qlora" and setup.prepare_for_kbit:
         # prepare_model_for_kbit_training keeps the norms in fp32: their outputs (the inputs
         # of q, k, v, gate and up) come out fp32, 2 B more per element than bf16, twice a layer
         upcast = 2.0 * 2 * h
-    # RMSNorm computes in fp32 and saves its fp32 input for the backward (HF's
-    # ``hidden.to(float32)``, then ``pow`` and ``mul`` keep it): 4 B per element of each of
-    # a layer's two norms, and of per-head q/k norms (Qwen3: kernel_counts' head_norms)
-    head_norms = hq + hkv if kernel_counts.structure(arch).head_norms else 0
-    # a trained norm weight (full fine-tune) also keeps the bf16 normalised input its
-    # product with the weight needs for the weight's gradient (autograd's mul saves the
-    # other operand of each input that requires a gradient): 2 B more per element
-    norm_bytes = 4.0 + (act_bytes(setup) if setup.method == "full" else 0.0)
-    norms = norm_bytes * (2 * h + head_norms)
-    return (act_bytes(setup) * (5 * h + 2 * hq + 2 * hkv + 4 * f + widths) + masks + upcast
-            + norms)
+    head_norms = hq + hkv if family.head_norms else 0
+    norm_elements = (family.norms - family.head_norms) * h + head_norms
+    shared = 3 * f + 2 * hq + 2 * hkv
+    if any(name == "qkv_proj" for name, _ in family.fused):
+        # a fused qkv projection's value is a view of its output: on the GPU the attention
+        # kernel takes it as it is, so the saved value keeps the whole output alive (inferred:
+        # on the CPU the kernel copies it; bench/MODEL.md, "Saved tensors, counted")
+        shared += hq + hkv
+    if setup.method == "full":
+        elements = shared + 2 * h + f + norm_elements
+    else:
+        elements = shared + widths + setup.lora_r * adapters
+    return act_bytes(setup) * elements + masks + upcast + 4.0 * norm_elements
+
+
+def lora_input_sources(arch: ModelArch, setup: TrainSetup) -> tuple[str, ...]:
+    """Which tensor each LoRA-wrapped linear of a layer reads (the attention's or the MLP's
+    normalised input, the attention output, the MLP's gated product)."""
+    source = {"q_proj": "attention", "k_proj": "attention", "v_proj": "attention",
+              "qkv_proj": "attention", "o_proj": "o_proj", "gate_proj": "mlp",
+              "up_proj": "mlp", "gate_up_proj": "mlp", "down_proj": "down_proj"}
+    return tuple(source.get(t, t) for t in setup.lora_targets)
 
 
 def weight_bytes(arch: ModelArch, setup: TrainSetup) -> float:
@@ -127,7 +162,7 @@ def trainable_bytes(arch: ModelArch, setup: TrainSetup) -> float:
     if setup.method == "full":
         per = 12.0 if setup.precision == "fp16" or setup.precision == "fp32" else 6.0
         return n * per  # grad + Adam m, v in the parameter dtype (weights counted already)
-    return n * TRAINABLE_BYTES_LORA
+    return n * (TRAINABLE_BYTES_QLORA if setup.method == "qlora" else TRAINABLE_BYTES_LORA)
 
 
 def optimizer_step_bytes(arch: ModelArch, setup: TrainSetup) -> float:
@@ -137,7 +172,7 @@ def optimizer_step_bytes(arch: ModelArch, setup: TrainSetup) -> float:
     n = float(trainable_params(arch, setup))
     if setup.method == "full":
         return n * (4.0 if setup.precision in ("fp16", "fp32") else 2.0)
-    return n * 4.0
+    return n * (2.0 if setup.method == "qlora" else 4.0)
 
 
 def memory_costs(arch: ModelArch, setup: TrainSetup) -> MemoryCosts:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from gacost.advisor import memory_model
@@ -38,15 +40,19 @@ def test_activations_with_and_without_checkpointing() -> None:
     arch = _arch("Qwen/Qwen3-1.7B")
     gc = memory_model.memory_costs(arch, _setup())
     layer = memory_model.layer_working_set_per_token(arch, _setup())
-    # the adapters' own input copies: q, k, v, gate, up (2048 each), o (2048), down (6144)
-    widths = 6 * 2048 + 6144
+    # the adapters' own input copies: q, k, v, gate, up (2048 each), o (2048), down (6144),
+    # and their rank-16 outputs
+    widths = 6 * 2048 + 6144 + 7 * 16
     # RMSNorm's saved fp32 inputs: the layer's two norms and Qwen3's q (16 x 128) and k
     # (8 x 128) head norms
     norms = 4 * (2 * 2048 + 2048 + 1024)
-    assert layer == 2 * (5 * 2048 + 2 * 2048 + 2 * 1024 + 4 * 6144 + widths) + norms
+    # the MLP's gate, up and activation outputs; attention's q, k (8 x 128), v, output
+    assert layer == 2 * (3 * 6144 + 2 * 2048 + 2 * 1024 + widths) + norms
     llama = _arch("meta-llama/Llama-3.2-1B")  # no head norms
-    assert memory_model.layer_working_set_per_token(llama, _setup()) == pytest.approx(
-        2 * (5 * 2048 + 2 * 2048 + 2 * 512 + 4 * 8192 + 6 * 2048 + 8192) + 4 * 2 * 2048)
+    # what saved-tensor hooks count on the CPU for one such layer, less its per-row
+    # scalars (117,096 B; bench/MODEL.md "Saved tensors, counted")
+    assert memory_model.layer_working_set_per_token(llama, _setup()) == (
+        2 * (3 * 8192 + 2 * 2048 + 2 * 512 + 6 * 2048 + 8192 + 7 * 16) + 4 * 2 * 2048) == 116960
     assert gc.activation_bytes_per_token == 28 * 2048 * 2 + 2 * layer
     no_gc = memory_model.memory_costs(arch, _setup(gc=False))
     assert no_gc.activation_bytes_per_token == 28 * layer
@@ -94,10 +100,39 @@ def test_a_full_fine_tune_peaks_at_the_optimizer_step_at_small_micro_batches() -
         lora.static_bytes * (1 + memory_model.FRAGMENTATION) + lora.optimizer_bytes) / GIB
 
 
-def test_a_trained_norm_weight_keeps_its_normalised_input() -> None:
+def test_a_full_fine_tune_keeps_every_linear_input_and_normalised_input() -> None:
     arch = _arch("Qwen/Qwen3-1.7B")
     lora = memory_model.layer_working_set_per_token(arch, _setup(method="lora"))
     full = memory_model.layer_working_set_per_token(arch, _setup(method="full"))
-    widths = 6 * 2048 + 6144  # the adapters' input copies, none in a full fine-tune
-    # 2 B more per element of the layer's two norms and Qwen3's q and k head norms
-    assert full - (lora - 2 * widths) == 2 * (2 * 2048 + 2048 + 1024)
+    widths = 6 * 2048 + 6144 + 7 * 16  # the adapters' input copies and outputs, none in full
+    # the two norm outputs (q/k/v's and gate/up's input), down's input (6144), and each
+    # norm's normalised input (two layer norms, Qwen3's q and k head norms): 2 B each;
+    # 112,640 B in all, what saved-tensor hooks count on the CPU (112,808 B with per-row
+    # scalars)
+    assert full - (lora - 2 * widths) == 2 * (2 * 2048 + 6144 + 2 * 2048 + 2048 + 1024)
+    assert full == 112640
+
+
+def test_a_fused_qkv_keeps_its_whole_output_for_the_value() -> None:
+    phi3 = _arch("microsoft/Phi-3-mini-4k-instruct")
+    setup = TrainSetup("full", 0, (), 512, "bf16", False, True)
+    as_llama = dataclasses.replace(phi3, model_type="llama")
+    difference = (memory_model.layer_working_set_per_token(phi3, setup)
+                  - memory_model.layer_working_set_per_token(as_llama, setup))
+    assert difference == 2 * (3072 + 3072)  # the query's and one more key-width slice
+
+
+def test_qlora_as_trl_builds_it_keeps_bf16_adapters_and_shares_their_input() -> None:
+    arch = _arch("Qwen/Qwen3-8B")
+    qlora, lora = _setup(method="qlora"), _setup()
+    n = arch.lora_params(16, LINEAR_MODULES)
+    assert memory_model.trainable_bytes(arch, qlora) == 8 * n  # bf16 weight, grad, m, v
+    assert memory_model.trainable_bytes(arch, lora) == 16 * n
+    # without dropout the bf16 adapters on one input save it once: q, k, v share the
+    # attention's input and gate, up the MLP's (4096 wide), o and down read their own
+    shared = (memory_model.layer_working_set_per_token(arch, lora)
+              - memory_model.layer_working_set_per_token(arch, qlora))
+    assert shared == 2 * (2 * 4096 + 4096)
+    prepared = dataclasses.replace(qlora, prepare_for_kbit=True)  # fp32 stream: own copies
+    assert (memory_model.layer_working_set_per_token(arch, prepared)
+            - memory_model.layer_working_set_per_token(arch, lora)) == 2.0 * 2 * 4096
