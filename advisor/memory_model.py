@@ -101,8 +101,7 @@ def layer_working_set_per_token(arch: ModelArch, setup: TrainSetup) -> float:
     hq, hkv = arch.query_width, arch.kv_width
     family = kernel_counts.structure(arch)
     lora_widths = lora_input_width_list(arch, setup)  # none in a full fine-tune
-    by_source = dict(zip(lora_input_sources(arch, setup)[:len(lora_widths)], lora_widths,
-                         strict=True))
+    by_source = dict(zip(lora_input_sources(setup), lora_widths, strict=True))
     # a fused projection (Phi-3's qkv_proj, gate_up_proj) is one adapter on one input
     adapters = len(by_source) if family.fused else len(lora_widths)
     widths = sum(by_source.values()) if family.fused else lora_input_widths(arch, setup)
@@ -133,9 +132,12 @@ def layer_working_set_per_token(arch: ModelArch, setup: TrainSetup) -> float:
     return act_bytes(setup) * elements + masks + upcast + 4.0 * norm_elements
 
 
-def lora_input_sources(arch: ModelArch, setup: TrainSetup) -> tuple[str, ...]:
+def lora_input_sources(setup: TrainSetup) -> tuple[str, ...]:
     """Which tensor each LoRA-wrapped linear of a layer reads (the attention's or the MLP's
-    normalised input, the attention output, the MLP's gated product)."""
+    normalised input, the attention output, the MLP's gated product); none in a full
+    fine-tune, as :func:`~gacost.advisor.time_model.lora_input_width_list`."""
+    if setup.method == "full":
+        return ()
     source = {"q_proj": "attention", "k_proj": "attention", "v_proj": "attention",
               "qkv_proj": "attention", "o_proj": "o_proj", "gate_proj": "mlp",
               "up_proj": "mlp", "gate_up_proj": "mlp", "down_proj": "down_proj"}
