@@ -44,11 +44,6 @@ from gacost.base.records import GIB, ModelArch
 
 CUDA_CONTEXT_GIB = 0.5
 FRAGMENTATION = 0.025
-TRAINABLE_BYTES_LORA = 16.0  # fp32 param + grad + Adam m, v
-# QLoRA as TRL builds it: SFTTrainer casts a quantized model's trainable adapter weights to
-# bf16 (trl/trainer/sft_trainer.py, after the QLoRA paper's section 3), so the weight, its
-# gradient and Adam's m and v are 2 B each
-TRAINABLE_BYTES_QLORA = 8.0
 # LoRA dropout > 0: CUDA's native_dropout saves a bool mask (1 B per element of the wrapped
 # linear's input) for its backward; the adapter's saved input is the dropped one instead of
 # the plain one (same size)
@@ -158,23 +153,28 @@ def weight_bytes(arch: ModelArch, setup: TrainSetup) -> float:
     return arch.total_params * (4.0 if setup.precision == "fp32" else 2.0)
 
 
-def trainable_bytes(arch: ModelArch, setup: TrainSetup) -> float:
-    """Bytes of the trainable state (parameters, gradients, optimizer moments)."""
-    n = float(trainable_params(arch, setup))
+def trainable_dtype_bytes(setup: TrainSetup) -> float:
+    """Bytes of one trained parameter, and of its gradient and each Adam moment (kept in
+    the parameter's dtype): LoRA's adapters are fp32; QLoRA's bf16, as TRL builds it
+    (``SFTTrainer`` casts a quantized model's trainable adapter weights to bf16,
+    trl/trainer/sft_trainer.py, after the QLoRA paper's section 3); a full fine-tune's are
+    its weights', fp32 in fp16 and fp32 training (master weights), else bf16."""
     if setup.method == "full":
-        per = 12.0 if setup.precision == "fp16" or setup.precision == "fp32" else 6.0
-        return n * per  # grad + Adam m, v in the parameter dtype (weights counted already)
-    return n * (TRAINABLE_BYTES_QLORA if setup.method == "qlora" else TRAINABLE_BYTES_LORA)
+        return 4.0 if setup.precision in ("fp16", "fp32") else 2.0
+    return 2.0 if setup.method == "qlora" else 4.0
+
+
+def trainable_bytes(arch: ModelArch, setup: TrainSetup) -> float:
+    """Bytes of the trainable state: parameter, gradient, Adam m and v (a full fine-tune's
+    parameters are its weights, counted in :func:`weight_bytes`)."""
+    per = (3.0 if setup.method == "full" else 4.0) * trainable_dtype_bytes(setup)
+    return float(trainable_params(arch, setup)) * per
 
 
 def optimizer_step_bytes(arch: ModelArch, setup: TrainSetup) -> float:
     """Bytes AdamW's step allocates beside the state it holds: ``sqrt(v)`` out of place, one
-    element per trainable parameter in the moments' dtype (the parameter's: fp32 adapters;
-    a full fine-tune's bf16 weights, or fp32 ones in fp16 and fp32 training)."""
-    n = float(trainable_params(arch, setup))
-    if setup.method == "full":
-        return n * (4.0 if setup.precision in ("fp16", "fp32") else 2.0)
-    return n * (2.0 if setup.method == "qlora" else 4.0)
+    element per trainable parameter in the moments' dtype."""
+    return float(trainable_params(arch, setup)) * trainable_dtype_bytes(setup)
 
 
 def memory_costs(arch: ModelArch, setup: TrainSetup) -> MemoryCosts:
