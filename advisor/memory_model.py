@@ -37,7 +37,6 @@ from gacost.advisor.time_model import (
     QLORA_BYTES_PER_PARAM,
     TrainSetup,
     lora_input_width_list,
-    lora_input_widths,
     trainable_params,
 )
 from gacost.base.records import GIB, ModelArch
@@ -99,14 +98,15 @@ def layer_working_set_per_token(arch: ModelArch, setup: TrainSetup) -> float:
     by_source = dict(zip(lora_input_sources(setup), lora_widths, strict=True))
     # a fused projection (Phi-3's qkv_proj, gate_up_proj) is one adapter on one input
     adapters = len(by_source) if family.fused else len(lora_widths)
-    widths = sum(by_source.values()) if family.fused else lora_input_widths(arch, setup)
+    # one saved copy per input rather than per adapter: a fused projection's one adapter;
+    # bf16 adapters (TRL's QLoRA) on a bf16 stream without dropout, where PEFT's cast of the
+    # input to the adapter's dtype copies nothing, so the adapters on one input (q, k, v;
+    # gate, up) save it once (after prepare_model_for_kbit_training the stream is fp32 and
+    # each adapter casts its own copy)
+    one_copy_per_input = family.fused or (
+        setup.method == "qlora" and setup.lora_dropout == 0 and not setup.prepare_for_kbit)
+    widths = sum(by_source.values()) if one_copy_per_input else sum(lora_widths)
     masks = DROPOUT_MASK_BYTES * widths if setup.lora_dropout > 0 else 0.0
-    if setup.method == "qlora" and setup.lora_dropout == 0 and not setup.prepare_for_kbit:
-        # bf16 adapters (TRL's QLoRA) on a bf16 stream: PEFT's cast of the input to the
-        # adapter's dtype copies nothing, so the adapters on one input (q, k, v; gate, up)
-        # save that input once (after prepare_model_for_kbit_training the stream is fp32 and
-        # each adapter casts its own copy)
-        widths = sum(by_source.values())
     upcast = 0.0
     if setup.method == "qlora" and setup.prepare_for_kbit:
         # prepare_model_for_kbit_training keeps the norms in fp32: their outputs (the inputs
