@@ -5,25 +5,31 @@ The fit minimises the measurement residuals (log seconds over their noise; GiB o
 plus the prior residuals with ``scipy.optimize.least_squares``; parameters the data do not
 constrain stay at their prior. The posterior covariance (Gauss-Newton, scaled up by the
 residual chi-square when it exceeds its degrees of freedom) gives every prediction a band.
-Pure functions: no I/O, no torch.
+Pure functions: no I/O, no torch. numpy and scipy load only to fit: a fit's results are plain
+floats, so predicting from a saved fit (every ``recommend``) imports neither.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Mapping, Sequence
+import typing
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
-import numpy.typing as npt
 
 from gacost.advisor import memory_model, time_model
 from gacost.advisor.memory_model import MemoryCosts, MemParams
 from gacost.advisor.time_model import GpuRates, TimeParams, WorkCosts
 from gacost.base import gpu_table
 
-Vec = npt.NDArray[np.float64]
+if typing.TYPE_CHECKING:  # (not a name of its own: model_constants lists upper-case names)
+    import numpy as np
+    import numpy.typing as npt
+
+    Vec = npt.NDArray[np.float64]
+
+Floats = tuple[float, ...]
+Matrix = tuple[Floats, ...]
 
 Z90 = 1.6448536269514722  # two-sided 90 % band
 TIME_NOISE = 0.05  # log sd of a median s/update without a CI (published, unknown protocol)
@@ -90,9 +96,9 @@ MEM_PRIORS: dict[str, Prior] = {
 class MapResult:
     """A MAP fit: coordinates, covariance and the residual statistics."""
 
-    x: Vec
-    cov: Vec
-    data_residuals: Vec
+    x: Floats
+    cov: Matrix
+    data_residuals: Floats
     scale: float
     dof: float
 
@@ -101,6 +107,7 @@ def map_fit(
     priors: Sequence[Prior], data_residuals: Callable[[Vec], Vec], n_data: int
 ) -> MapResult:
     """Minimise data residuals (already divided by their sd) plus prior residuals."""
+    import numpy as np
     from scipy.optimize import least_squares
 
     mean = np.array([p.mean for p in priors])
@@ -119,7 +126,20 @@ def map_fit(
     dof = n_data - n_eff
     chi2 = float(r @ r)
     scale = max(1.0, chi2 / dof) if dof > 0.5 else 1.0
-    return MapResult(x, cov, r, scale, dof)
+    return MapResult(tuple(x.tolist()), _matrix(cov.tolist()), tuple(r.tolist()), scale, dof)
+
+
+def _matrix(rows: Sequence[Sequence[float]]) -> Matrix:
+    return tuple(tuple(float(v) for v in row) for row in rows)
+
+
+def quadratic_form(grad: Sequence[Sequence[float]], cov: Sequence[Sequence[float]]
+                   ) -> list[list[float]]:
+    """``grad @ cov @ grad.T``: the covariance of outputs whose gradients are ``grad``'s
+    rows, of inputs with covariance ``cov`` (a few parameters: plain floats suffice)."""
+    left = [[sum(g[a] * cov[a][b] for a in range(len(g))) for b in range(len(g))]
+            for g in grad]
+    return [[sum(x * h for x, h in zip(row, g, strict=True)) for g in grad] for row in left]
 
 
 @dataclass(frozen=True)
@@ -236,26 +256,27 @@ class _Fit:
     def index(self) -> dict[str, int]:
         return {n: i for i, n in enumerate(self.names)}
 
-    def distribution(self, names: Sequence[str]) -> tuple[Vec, Vec, tuple[Prior, ...]]:
+    def distribution(self, names: Sequence[str]
+                     ) -> tuple[list[float], list[list[float]], tuple[Prior, ...]]:
         """Mean and covariance (fit coordinates) of ``names``; unfitted ones at their prior."""
         idx = self.index()
         pri = tuple(self.prior_of(n) for n in names)
-        mean = np.array([self.result.x[idx[n]] if n in idx else p.mean
-                         for n, p in zip(names, pri, strict=True)])
-        cov = np.zeros((len(names), len(names)))
+        mean = [self.result.x[idx[n]] if n in idx else p.mean
+                for n, p in zip(names, pri, strict=True)]
+        cov = [[0.0] * len(names) for _ in names]
         for a, na in enumerate(names):
             for b, nb in enumerate(names):
                 if na in idx and nb in idx:
-                    cov[a, b] = self.result.scale * self.result.cov[idx[na], idx[nb]]
+                    cov[a][b] = self.result.scale * self.result.cov[idx[na]][idx[nb]]
             if na not in idx:
-                cov[a, a] = pri[a].sd ** 2
+                cov[a][a] = pri[a].sd ** 2
         return mean, cov, pri
 
     def reports(self) -> list[ParamReport]:
         out = []
         for i, (n, p) in enumerate(zip(self.names, self.priors, strict=True)):
             x = self.result.x[i]
-            sd = math.sqrt(max(self.result.scale * self.result.cov[i, i], 0.0))
+            sd = math.sqrt(max(self.result.scale * self.result.cov[i][i], 0.0))
             out.append(ParamReport(n, p.value(x), p.value(x - Z90 * sd), p.value(x + Z90 * sd),
                                    p.center, self.informed.get(n, ())))
         return out
@@ -264,8 +285,8 @@ class _Fit:
 def fit_to_dict(f: _Fit) -> dict[str, object]:
     """A fit's numbers as JSON-ready data (its priors are looked up again on reading)."""
     r = f.result
-    return {"names": list(f.names), "x": r.x.tolist(), "cov": r.cov.tolist(),
-            "data_residuals": r.data_residuals.tolist(), "scale": r.scale, "dof": r.dof,
+    return {"names": list(f.names), "x": list(r.x), "cov": [list(row) for row in r.cov],
+            "data_residuals": list(r.data_residuals), "scale": r.scale, "dof": r.dof,
             "labels": list(f.labels), "informed": {k: list(v) for k, v in f.informed.items()},
             "priors": {n: [p.center, p.sd, p.log, p.why] for n, p in f.overrides.items()}}
 
@@ -275,9 +296,8 @@ def _fit_from_dict(d: Mapping[str, Any], default: Callable[[str], Prior]) -> _Fi
                  for n, (c, sd, log, why) in d.get("priors", {}).items()}
     prior_of = _prior_lookup(default, overrides)
     names = tuple(str(n) for n in d["names"])
-    result = MapResult(np.asarray(d["x"], dtype=np.float64),
-                       np.asarray(d["cov"], dtype=np.float64),
-                       np.asarray(d["data_residuals"], dtype=np.float64),
+    result = MapResult(tuple(float(v) for v in d["x"]), _matrix(d["cov"]),
+                       tuple(float(v) for v in d["data_residuals"]),
                        float(d["scale"]), float(d["dof"]))
     return _Fit(names, tuple(prior_of(n) for n in names), result,
                 tuple(str(x) for x in d["labels"]), prior_of,
@@ -309,7 +329,7 @@ def _fit(
     held = {n: prior_of(n).center for n in names if n in fixed}
     priors = tuple(prior_of(n) for n in free)
 
-    def resid(x: Vec) -> Vec:
+    def resid(x: Iterable[float]) -> Vec:
         values = dict(held)
         values.update({n: p.value(float(v)) for n, p, v in zip(free, priors, x, strict=True)})
         return residual_of(values)
@@ -321,27 +341,30 @@ def _fit(
 
 
 def _informed(names: Sequence[str], priors: Sequence[Prior], labels: Sequence[str],
-              result: MapResult, jac: Vec) -> dict[str, tuple[str, ...]]:
+              result: MapResult, jac: Sequence[Sequence[float]]
+              ) -> dict[str, tuple[str, ...]]:
     """Per parameter, the observations that moved it: it must be constrained (posterior sd
     below 80 % of the prior sd) and the observation sensitive to it."""
     out: dict[str, tuple[str, ...]] = {}
     for j, (n, p) in enumerate(zip(names, priors, strict=True)):
-        post = math.sqrt(max(result.cov[j, j], 0.0))
+        post = math.sqrt(max(result.cov[j][j], 0.0))
         if post > 0.8 * p.sd:
             continue
-        col = np.abs(jac[:, j]) * p.sd
-        out[n] = tuple(lab for lab, c in zip(labels, col, strict=True) if c > 0.1)
+        out[n] = tuple(lab for lab, row in zip(labels, jac, strict=True)
+                       if abs(row[j]) * p.sd > 0.1)
     return out
 
 
-def _jacobian(fun: Callable[[Vec], Vec], x: Vec, eps: float = 1e-6) -> Vec:
-    base = fun(x)
-    cols = []
+def _jacobian(fun: Callable[[list[float]], Iterable[float]], x: Sequence[float],
+              eps: float = 1e-6) -> list[list[float]]:
+    """Forward differences of ``fun`` at ``x``: a row per output, a column per coordinate."""
+    base = [float(v) for v in fun(list(x))]
+    columns = []
     for j in range(len(x)):
-        step = np.zeros_like(x)
-        step[j] = eps
-        cols.append((fun(x + step) - base) / eps)
-    return np.array(cols).T if cols else np.zeros((len(base), 0))
+        moved = list(x)
+        moved[j] += eps
+        columns.append([(float(v) - b) / eps for v, b in zip(fun(moved), base, strict=True)])
+    return [list(row) for row in zip(*columns, strict=True)] if columns else [[] for _ in base]
 
 
 @dataclass(frozen=True)
@@ -368,11 +391,11 @@ class TimeFit:
                 machine: str = "") -> Band:
         """Seconds per update with a 90 % band (fit covariance, priors, run-to-run noise)."""
         centre, cov = self.joint([TimeQuery(gpu, costs, rates, m, k, machine)])
-        sd = math.sqrt(float(cov[0, 0]))
-        c = float(centre[0])
+        sd = math.sqrt(cov[0][0])
+        c = centre[0]
         return Band(math.exp(c), math.exp(c - Z90 * sd), math.exp(c + Z90 * sd))
 
-    def joint(self, queries: Sequence[TimeQuery]) -> tuple[Vec, Vec]:
+    def joint(self, queries: Sequence[TimeQuery]) -> tuple[list[float], list[list[float]]]:
         """Log seconds of several predictions and their joint covariance (shared parameters
         correlate them; the run-to-run noise does not)."""
         names = tuple(dict.fromkeys(n for q in queries
@@ -381,26 +404,25 @@ class TimeFit:
         pos = {n: i for i, n in enumerate(names)}
         sel = [[pos[n] for n in time_param_names(q.gpu, q.machine)] for q in queries]
 
-        def log_t(x: Vec) -> Vec:
-            values = [p.value(float(v)) for p, v in zip(pri, x, strict=True)]
-            return np.array([
+        def log_t(x: Sequence[float]) -> list[float]:
+            values = [p.value(v) for p, v in zip(pri, x, strict=True)]
+            return [
                 math.log(time_model.update_seconds(
                     q.costs, q.rates, _time_params(q.gpu, [values[i] for i in s]), q.m, q.k))
                 for q, s in zip(queries, sel, strict=True)
-            ])
+            ]
 
         centre = log_t(mean)
         grad = _jacobian(log_t, mean)
-        values = [p.value(float(v)) for p, v in zip(pri, mean, strict=True)]
-        noise = np.array([
-            run_noise(time_model.host_share(
-                q.costs, q.rates, _time_params(q.gpu, [values[i] for i in s]), q.m))
-            for q, s in zip(queries, sel, strict=True)
-        ])
-        # the model's structural error, one term per query (the terms its costs carry)
-        structural = np.array([q.costs.terms.model_sd**2 for q in queries])
-        out = grad @ cov @ grad.T + np.diag(self.fit.result.scale * noise**2 + structural)
-        return centre, np.asarray(out, dtype=np.float64)
+        values = [p.value(v) for p, v in zip(pri, mean, strict=True)]
+        out = quadratic_form(grad, cov)
+        for i, (q, s) in enumerate(zip(queries, sel, strict=True)):
+            noise = run_noise(time_model.host_share(
+                q.costs, q.rates, _time_params(q.gpu, [values[j] for j in s]), q.m))
+            # plus the model's structural error, one term per query (the terms its costs
+            # carry)
+            out[i][i] += self.fit.result.scale * noise**2 + q.costs.terms.model_sd**2
+        return centre, out
 
     def reports(self) -> list[ParamReport]:
         """Every fitted parameter with its band and the observations that informed it."""
@@ -434,6 +456,8 @@ def fit_time(
     ``priors`` overrides priors by name; ``fixed`` names stay at their prior centre (their
     prior sd still widens the bands).
     """
+    import numpy as np
+
     gpus = sorted({o.gpu for o in observations})
     machines = sorted({o.machine or o.gpu for o in observations})
     names = (*TIME_GLOBALS, *(f"gpu_eff:{g}" for g in gpus),
@@ -528,14 +552,14 @@ class MemFit:
         """Peak reserved GiB with a 90 % band."""
         mean, cov, pri = self.fit.distribution(mem_param_names(gpu))
 
-        def peak(x: Vec) -> float:
-            values = [p.value(float(v)) for p, v in zip(pri, x, strict=True)]
-            return memory_model.peak_reserved_gib(costs, _mem_params(values), m)
+        def peak(x: Sequence[float]) -> list[float]:
+            values = [p.value(v) for p, v in zip(pri, x, strict=True)]
+            return [memory_model.peak_reserved_gib(costs, _mem_params(values), m)]
 
-        centre = peak(mean)
-        grad = np.array([(peak(mean + d) - centre) / 1e-6 for d in np.eye(len(mean)) * 1e-6])
+        (centre,) = peak(mean)
+        grad = _jacobian(peak, mean)
         noise = max(MEM_NOISE_GIB, MEM_NOISE_FRAC * centre)
-        sd = math.sqrt(float(grad @ cov @ grad) + noise**2)
+        sd = math.sqrt(quadratic_form(grad, cov)[0][0] + noise**2)
         return Band(centre, centre - Z90 * sd, centre + Z90 * sd)
 
     def reports(self) -> list[ParamReport]:
@@ -549,6 +573,8 @@ def fit_memory(
     fixed: Collection[str] = (),
 ) -> MemFit:
     """Fit the memory model: global ``act_scale``, per GPU (software stack) ``slack``."""
+    import numpy as np
+
     gpus = sorted({o.gpu for o in observations})
     names = ("act_scale", *(f"slack:{g}" for g in gpus))
     meas = np.array([o.reserved_gib for o in observations])

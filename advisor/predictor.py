@@ -17,8 +17,6 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-import numpy as np
-
 from gacost.advisor import memory_model, time_model
 from gacost.advisor.memory_model import CUDA_CONTEXT_GIB
 from gacost.advisor.model_fit import (
@@ -252,12 +250,12 @@ class FittedModel:
         """
         costs = time_model.work_costs(arch, setup, self.terms)
         logs: list[float] = [0.0, 0.0]
-        var = np.zeros((2, 2))
+        var = [[0.0, 0.0], [0.0, 0.0]]
         queries: list[tuple[int, TimeQuery]] = []
         for i, side in enumerate((a, b)):
             if side.measured_s is not None:
                 logs[i] = math.log(side.measured_s)
-                var[i, i] = TIME_NOISE**2
+                var[i][i] = TIME_NOISE**2
                 continue
             rates = time_model.gpu_rates(side.gpu, costs.compute_precision, self.terms)
             if rates is None:
@@ -267,11 +265,11 @@ class FittedModel:
         if queries:
             centre, cov = self.time.joint([q for _, q in queries])
             for r, (i, _) in enumerate(queries):
-                logs[i] = float(centre[r])
+                logs[i] = centre[r]
                 for c, (j, _) in enumerate(queries):
-                    var[i, j] = cov[r, c]
+                    var[i][j] = cov[r][c]
         d = logs[0] - logs[1]
-        sd = math.sqrt(max(var[0, 0] + var[1, 1] - 2 * var[0, 1], 0.0))
+        sd = math.sqrt(max(var[0][0] + var[1][1] - 2 * var[0][1], 0.0))
         return Band(math.exp(d), math.exp(d - Z90 * sd), math.exp(d + Z90 * sd))
 
     def basis(self, gpu: str) -> str:

@@ -168,15 +168,15 @@ def t4_from_specs(data: list[Dataset]) -> dict[str, list[dict[str, Any]]]:
             for o in d.times]
     fh = model_fit.fit_time(h200)
     idx = fh.fit.index()
-    cov = fh.fit.result.cov * fh.fit.result.scale
+    cov, scale = fh.fit.result.cov, fh.fit.result.scale
     js = [idx["stack_eff"], idx["gpu_eff:H200-SXM"]]
-    x = float(sum(fh.fit.result.x[j] for j in js))
-    sd = math.sqrt(float(sum(cov[a, b] for a in js for b in js)))
+    x = sum(fh.fit.result.x[j] for j in js)
+    sd = math.sqrt(scale * sum(cov[a][b] for a in js for b in js))
     floor = fh.fit.result.x[idx["gpu_launch"]]
-    floor_sd = math.sqrt(float(cov[idx["gpu_launch"], idx["gpu_launch"]]))
+    floor_sd = math.sqrt(scale * cov[idx["gpu_launch"]][idx["gpu_launch"]])
     transfer = {
         "stack_eff": Prior(math.exp(x), sd),
-        "gpu_launch": Prior(math.exp(float(floor)), floor_sd),
+        "gpu_launch": Prior(math.exp(floor), floor_sd),
     }
     out: dict[str, list[dict[str, Any]]] = {}
     for label, priors in (("h200_transfer", transfer), ("priors", None)):

@@ -256,10 +256,11 @@ def test_recommend_needs_neither_torch_nor_httpx(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("argv", "unloaded"), [
     # recommend: no other command, no SkyPilot adapter (only with --sky-task), no TRL-config
-    # reader (only with --trl-config)
+    # reader (only with --trl-config), and no numpy or scipy: predicting from the saved fit
+    # is plain floats; only a fit to a profile loads them
     (["recommend", "--job", str(EXAMPLE)],
      ["gacost.commands.calibrate", "gacost.commands.budget", "gacost.commands.prices",
-      "gacost.launch.skypilot", "gacost.calibration.trl_config"]),
+      "gacost.launch.skypilot", "gacost.calibration.trl_config", "numpy", "scipy"]),
     # listing GPUs loads no model (numpy, pydantic) and no prices
     (["gpus"], ["numpy", "pydantic", "gacost.advisor.predictor", "gacost.pricing.snapshot"]),
 ])

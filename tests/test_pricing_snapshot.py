@@ -9,10 +9,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from gacost.base.errors import DataError
 from gacost.base.records import Offer
-from gacost.pricing import build_snapshot
+from gacost.pricing import build_snapshot, snapshot
 from gacost.pricing.snapshot import (
     HEADER,
     load_snapshot,
@@ -110,6 +112,43 @@ def test_corrupt_snapshot_names_file_row_and_column(
         read_offers_csv(path)
     assert str(path) in str(caught.value)
     assert "gacost.pricing.build_snapshot" in str(caught.value)  # the fix hint
+
+
+# cells a price row can hold, valid or not: each check of a row has a value on both sides
+_CELLS = st.sampled_from([
+    "", " ", "aws", " us-east-1 ", "T4", "0", "1", " 8 ", "64", "65", "0.5", "-1", "-0.0",
+    "1e3", "1000", "1000.01", "64001", "nan", "inf", "-inf", "x", "1_0", "2026-12-02",
+    "2026-12-02T10:00:00Z", "2026-1-2", "test",
+])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(HEADER)), _CELLS), max_size=3))
+@example([])
+def test_the_quick_row_read_agrees_with_the_full_check(
+    changes: list[tuple[int, str]]
+) -> None:
+    """``recommend`` reads the snapshot's rows with a quick check that hands any row it
+    doubts to the full one: whatever it accepts, the full check accepts as the same offer.
+    Rows: a valid one with up to three cells changed (index 12 appends a cell)."""
+    row = ROW.split(",")
+    for at, cell in changes:
+        row[at:at + 1] = [cell]
+    quick = snapshot._plain_offer(row)
+    try:
+        full = snapshot._parse_record(dict(zip(HEADER, row, strict=False)), len(row),
+                                      len(HEADER), 2, "test.csv", "fix it")
+    except DataError:
+        assert quick is None
+    else:
+        assert quick in (None, full)
+
+
+def test_every_committed_row_takes_the_quick_read() -> None:
+    lines = (snapshot._embedded_prices() / "snapshot.csv").read_text().splitlines()[1:]
+    offers = load_snapshot().offers
+    assert [snapshot._plain_offer(line.split(",")) for line in lines if '"' not in line] == [
+        o for o, line in zip(offers, lines, strict=True) if '"' not in line]
 
 
 def test_missing_file_is_a_data_error(tmp_path: Path) -> None:
