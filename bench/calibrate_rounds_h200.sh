@@ -138,6 +138,15 @@ case "$1" in
                 heldout3/h17-mistral-7b-qv-nogc-s512-b8:8x1; do
       user run8-memory.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 2
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory" >&2
+  # census (2026-12-04, seventh session): what is live at the peak of the held-out splits the
+  # memory model is farthest from, both sides (user_script.py --memory-peak)
+  census)
+    for spec in fullft/qwen3-0.6b-full-s512-b16:16x1 fullft/qwen3-0.6b-lora-d0-s512-b16:16x1 \
+                heldout2/h11-smollm2-1.7b-qlora-s1024-b8:8x1 heldout3/h16-qwen2.5-1.5b-qlora-r64-s2048-b4:4x1 \
+                heldout3/h14-qwen3-1.7b-full-nogc-s1024-b8:2x4 fullft/smollm2-360m-lora-d0-s512-b16:4x4 \
+                qwen3-1.7b-lora-bf16:4x1 heldout3/h13-gemma2-2b-lora-s1024-b8:8x1; do
+      user census.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 1 --memory-peak
+    done ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census" >&2
      exit 2 ;;
 esac

@@ -148,6 +148,85 @@ class Traced(TrainerCallback):  # type: ignore[misc]
         self.capture.post_optimizer()
 
 
+# frames that name who asked for memory: the first of these, innermost first, keys a census row
+_OWNERS = ("transformers/", "peft/", "trl/", "accelerate/", "bitsandbytes/", "torch/optim/",
+           "torch/utils/checkpoint", "torch/nn/functional", "torch/autograd/")
+
+
+class PeakCensus(TrainerCallback):  # type: ignore[misc]
+    """``--memory-peak``: one more update after the timed ones with the caching allocator's
+    history recorded (``torch.cuda.memory._record_memory_history``, Python stacks), then what
+    was live at that update's highest allocated point: the bytes held from before the update
+    (weights, optimizer state) and the update's own allocations still live, grouped by the
+    innermost frame of transformers, PEFT, TRL, accelerate, bitsandbytes or torch's
+    optimizer, checkpoint, functional or autograd code that made them."""
+
+    def __init__(self, after: int) -> None:
+        self.after = after
+        self.base = 0
+        self.result: dict[str, Any] | None = None
+
+    def on_step_end(self, args, state, control, **kw):  # type: ignore[no-untyped-def]
+        if state.global_step == self.after:
+            sync()
+            self.base = torch.cuda.memory_allocated()
+            torch.cuda.memory._record_memory_history(max_entries=2_000_000, stacks="python")
+        elif state.global_step == self.after + 1:
+            sync()
+            snap = torch.cuda.memory._snapshot()
+            torch.cuda.memory._record_memory_history(enabled=None)
+            self.result = census(snap["device_traces"][0], self.base)
+            control.should_training_stop = True
+
+
+def _owner(frames: list[dict[str, Any]]) -> str:
+    for i, f in enumerate(frames):
+        name = f.get("filename", "")
+        if any(o in name for o in _OWNERS):
+            short = name.split("site-packages/")[-1]
+            caller = next((g for g in frames[i + 1:]
+                           if not any(o in g.get("filename", "") for o in ("torch/",))), None)
+            where = f"{short}:{f.get('line')} {f.get('name')}"
+            if caller is not None:
+                where += f" <- {caller.get('filename', '').split('site-packages/')[-1]}:" \
+                         f"{caller.get('line')} {caller.get('name')}"
+            return where
+    return "(no owner frame)"
+
+
+def census(trace: list[dict[str, Any]], base: int) -> dict[str, Any]:
+    """Replay the allocator's trace from ``base`` allocated bytes: the highest point and the
+    live allocations there, grouped by :func:`_owner`."""
+    def replay(stop: int | None) -> tuple[int, int, dict[int, dict[str, Any]]]:
+        current, top, at = base, base, -1
+        live: dict[int, dict[str, Any]] = {}
+        for i, e in enumerate(trace):
+            if stop is not None and i > stop:
+                break
+            if e["action"] == "alloc":
+                current += e["size"]
+                live[e["addr"]] = e
+            elif e["action"] == "free_requested":
+                current -= e["size"]
+                live.pop(e["addr"], None)
+            if current > top:
+                top, at = current, i
+        return top, at, live
+
+    top, at, _ = replay(None)
+    _, _, live = replay(at)
+    groups: dict[str, list[int]] = {}
+    for e in live.values():
+        g = groups.setdefault(_owner(e.get("frames", [])), [0, 0])
+        g[0] += e["size"]
+        g[1] += 1
+    rows = sorted(groups.items(), key=lambda kv: -kv[1][0])
+    return {"base_gib": base / 2**30, "peak_allocated_gib": top / 2**30,
+            "new_live_gib": sum(g[0] for g in groups.values()) / 2**30,
+            "rows": [{"owner": k, "gib": round(v[0] / 2**30, 4), "tensors": v[1]}
+                     for k, v in rows[:40]]}
+
+
 def model_config(name: str, model_type: str | None = None) -> AutoConfig:
     """The model's architecture config from the project's model table; ``model_type``
     builds the same dimensions as another architecture (``--model-type``)."""
@@ -192,6 +271,9 @@ def main() -> None:
                    help="profile this many more updates after the timed ones (not timed)")
     p.add_argument("--op-table", type=int, default=0,
                    help="profile this many more updates for a table of the ops' host time")
+    p.add_argument("--memory-peak", action="store_true",
+                   help="one more update with the allocator's history: what is live at its "
+                        "peak, by the code that allocated it")
     p.add_argument("--model-type", default=None,
                    help="build the model's dimensions as this architecture (e.g. llama: "
                         "Phi-3-mini's sizes with unfused projections)")
@@ -215,7 +297,8 @@ def main() -> None:
                 model, use_gradient_checkpointing=checkpointing)
     tok = builder.placeholder_tokenizer()
     builder.align_special_tokens(model, tok)
-    n = a.micro_batch * a.grad_accum * (a.warmup + a.updates + a.trace + a.op_table)
+    extra = a.trace + a.op_table + int(a.memory_peak)
+    n = a.micro_batch * a.grad_accum * (a.warmup + a.updates + extra)
     data = builder.synthetic_dataset(n, seq, config.vocab_size, seed=0)
     r = int(lora.get("r", 16))
     peft_config = None if method == "full" else LoraConfig(
@@ -228,7 +311,7 @@ def main() -> None:
             output_dir=out,
             per_device_train_batch_size=a.micro_batch,
             gradient_accumulation_steps=a.grad_accum,
-            max_steps=a.warmup + a.updates + a.trace + a.op_table,
+            max_steps=a.warmup + a.updates + extra,
             max_length=seq,
             gradient_checkpointing=checkpointing,
             bf16=precision == "bf16",
@@ -238,10 +321,11 @@ def main() -> None:
         )
         traced = Traced(a.warmup + a.updates, a.trace, a.grad_accum) if a.trace else None
         ops = OpTable(a.warmup + a.updates, a.op_table) if a.op_table and not a.trace else None
+        peak = PeakCensus(a.warmup + a.updates) if a.memory_peak and CUDA else None
         trainer = SFTTrainer(model=model, args=args, train_dataset=data,
                              processing_class=tok, peft_config=peft_config,
                              callbacks=[timer, *([traced] if traced else []),
-                                        *([ops] if ops else [])])
+                                        *([ops] if ops else []), *([peak] if peak else [])])
         if traced:
             traced.capture.install(trainer)
         if CUDA:
@@ -272,6 +356,7 @@ def main() -> None:
             ph[key] for ph in timer.phases[a.warmup : a.warmup + a.updates]), 5)
             for key in ("fetch", "train", "optimizer", "tail")} if timer.phases else None,
         "op_table": ops.rows if ops else None,
+        "memory_peak": peak.result if peak else None,
     }))
 
 
