@@ -147,6 +147,11 @@ case "$1" in
                 qwen3-1.7b-lora-bf16:4x1 heldout3/h13-gemma2-2b-lora-s1024-b8:8x1; do
       user census.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 1 --memory-peak
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census" >&2
+  # census2: the two checkpointed LoRA splits with dropout the census's counted terms left low
+  census2)
+    for spec in qwen2.5-0.5b-lora-s512-b16:16x1 heldout/h01-smollm2-360m-s1024-b16:16x1; do
+      user census2.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 1 --memory-peak
+    done ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2" >&2
      exit 2 ;;
 esac
