@@ -9,12 +9,18 @@ PyTorch caching allocator reserves (``torch.cuda.max_memory_reserved``), with
   for QLoRA (TRL casts its adapters to bf16), a full fine-tune's gradient and moments in
   the weights' dtype,
 * ``A_tok``: activation bytes per token; with gradient checkpointing the bf16 input of every
-  decoder layer plus twice the working set of the one layer being recomputed and
-  back-propagated; without, every layer's working set: the tensors autograd saves, counted
+  decoder layer plus, while one layer is recomputed and back-propagated, twice its working
+  set (its saved tensors, its backward's gradients, the allocator's reserve); without, every
+  layer's working set: the tensors autograd saves, counted
   (:func:`layer_working_set_per_token`; ``bench/saved_tensors_cpu.py`` checks the count
   against saved-tensor hooks on the CPU, within 0.2 % for Qwen3 and Llama layers),
 * ``loss_tok``: TRL >= 1.7's chunked NLL keeps only hidden-size buffers per token; a full loss
-  materialises the logits (2 B), their fp32 copy (4 B) and fp32 gradient (4 B) per vocab entry,
+  materialises the logits (2 B), their fp32 copy (4 B) and fp32 gradient (4 B) per vocab entry;
+  the chunked loss's backward also holds its projection tile (:data:`LOSS_TILE_TOKENS`) and,
+  in a full fine-tune, the LM head's weight gradient in fp32 beside the copy it returns in the
+  weights' dtype (:func:`lm_head_gradient_bytes`): transients of the loss's moment, on top
+  of every layer's saved tensors without checkpointing, in place of the recomputed layer's
+  with it (whichever is larger),
 * ``frag``: allocator fragmentation of the static part (2.5 %, from reserved - allocated on
   the H200 runs),
 * the optimizer step's own peak: ``static (1 + frag) + opt_tmp + slack`` when that is higher
@@ -47,6 +53,12 @@ FRAGMENTATION = 0.025
 # linear's input) for its backward; the adapter's saved input is the dropped one instead of
 # the plain one (same size)
 DROPOUT_MASK_BYTES = 1.0
+# TRL's chunked loss projects the hidden states onto the vocabulary a tile at a time: a
+# buffer of up to 4,096 tokens x 32,768 vocabulary entries in the compute dtype, in its
+# forward and again in its backward (trl/kernels/chunked_logprob.py TOKEN_CHUNK_SIZE,
+# trl/trainer/utils.py _CHUNKED_LOGPROB_CHUNK_SIZE; TRL 1.16)
+LOSS_TILE_TOKENS = 4096
+LOSS_TILE_VOCAB = 32768
 DEFAULT_ACTIVATION_SCALE = 1.0
 DEFAULT_SLACK_GIB = 0.25
 
@@ -59,8 +71,19 @@ class MemoryCosts:
     optimizer_bytes: float
     """Transient bytes of the optimizer step (:func:`optimizer_step_bytes`)."""
     activation_bytes_per_token: float
+    """Held through the backward: every layer's saved tensors, or with checkpointing each
+    layer's input."""
     loss_bytes_per_token: float
     sequence_length: int
+    recompute_bytes_per_token: float = 0.0
+    """With checkpointing: the recomputed layer's saved tensors and its backward's gradients."""
+    loss_transient_bytes: float = 0.0
+    """The loss backward's transient of fixed size (:func:`lm_head_gradient_bytes`)."""
+    loss_tile_bytes_per_token: float = 0.0
+    """The chunked loss's projection tile, per token up to :data:`LOSS_TILE_TOKENS`."""
+    gradient_bytes: float = 0.0
+    """The trained parameters' gradients (in ``static_bytes``); with one micro-step per
+    update (``k = 1``) they are made during the backward, not held before it."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +150,23 @@ def layer_working_set_per_token(arch: ModelArch, setup: TrainSetup) -> float:
     return act_bytes(setup) * elements + masks + upcast + 4.0 * norm_elements
 
 
+def lm_head_gradient_bytes(arch: ModelArch, setup: TrainSetup) -> float:
+    """Bytes of the LM head's weight gradient as TRL's chunked loss makes it in a full
+    fine-tune: an fp32 accumulator of ``vocab x hidden`` and the copy in the weights' dtype
+    it returns (``trl/kernels/chunked_logprob.py``, the backward), both live at once; none
+    where the head is frozen (LoRA, QLoRA) or without the chunked loss (the logits' gradient
+    then counts per token).
+
+    Measured: what is live at the peak of the Qwen3-1.7B full fine-tune without
+    checkpointing at 2x4 (``bench/user_script.py --memory-peak`` on the H200, 2026-12-04;
+    bench/MODEL.md, "What is live at the peak") held 1.16 GiB at each of the two lines,
+    6 B x 151,936 x 2,048 in all.
+    """
+    if setup.method != "full" or not setup.chunked_loss:
+        return 0.0
+    return (4.0 + trainable_dtype_bytes(setup)) * arch.vocab_size * arch.hidden_size
+
+
 def lora_input_sources(setup: TrainSetup) -> tuple[str, ...]:
     """Which tensor each LoRA-wrapped linear of a layer reads (the attention's or the MLP's
     normalised input, the attention output, the MLP's gated product); none in a full
@@ -184,9 +224,13 @@ def memory_costs(arch: ModelArch, setup: TrainSetup) -> MemoryCosts:
         # each layer's checkpointed input; after prepare_model_for_kbit_training the fp32
         # norms and the 4-bit linears' fp32 outputs make the residual stream fp32
         stream = 4.0 if setup.method == "qlora" and setup.prepare_for_kbit else act_bytes(setup)
-        acts = arch.num_hidden_layers * arch.hidden_size * stream + 2 * layer
+        acts = arch.num_hidden_layers * arch.hidden_size * stream
+        # the recomputed layer's saved tensors and its backward's gradients, and what the
+        # allocator reserves beyond them: twice its saved tensors (the 2026-12-04 census,
+        # bench/MODEL.md "What is live at the peak": allocated 1.3-1.7 x, reserved more)
+        recompute = 2 * layer
     else:
-        acts = arch.num_hidden_layers * layer
+        acts, recompute = arch.num_hidden_layers * layer, 0.0
     if setup.chunked_loss:
         loss = 6.0 * arch.hidden_size  # fp32 grad of the hidden state + bf16 copy
     else:
@@ -197,13 +241,33 @@ def memory_costs(arch: ModelArch, setup: TrainSetup) -> MemoryCosts:
         activation_bytes_per_token=acts,
         loss_bytes_per_token=loss,
         sequence_length=setup.sequence_length,
+        recompute_bytes_per_token=recompute,
+        loss_transient_bytes=lm_head_gradient_bytes(arch, setup),
+        loss_tile_bytes_per_token=(LOSS_TILE_VOCAB * act_bytes(setup) if setup.chunked_loss
+                                   else 0.0),
+        gradient_bytes=float(trainable_params(arch, setup)) * trainable_dtype_bytes(setup),
     )
 
 
-def peak_reserved_gib(costs: MemoryCosts, params: MemParams, m: int) -> float:
-    """Peak memory the allocator reserves in an update of micro-batch ``m`` (GiB): the
-    micro-step's, or the optimizer step's where that is higher."""
+def peak_reserved_gib(costs: MemoryCosts, params: MemParams, m: int, k: int = 0) -> float:
+    """Peak memory the allocator reserves in an update of micro-batch ``m`` and ``k``
+    micro-steps (GiB; 0: not known, taken as more than one): the micro-step's, or the
+    optimizer step's where that is higher.
+
+    With ``k = 1`` the gradients are made as the backward frees the activations (the Trainer
+    zeroes them to None after each update), so they and the held activations compete rather
+    than add up: the larger of the two is counted (the Qwen3-0.6B full fine-tune at 16x1 held
+    0.95 of its 1.11 GiB of gradients at its peak, late in the backward; bench/MODEL.md,
+    "What is live at the peak").
+    """
     tokens = m * costs.sequence_length
     per_token = params.activation_scale * costs.activation_bytes_per_token
-    dynamic = max(tokens * (per_token + costs.loss_bytes_per_token), costs.optimizer_bytes)
+    held = tokens * (per_token + costs.loss_bytes_per_token)
+    if k == 1:
+        held = max(held, costs.gradient_bytes) - costs.gradient_bytes
+    # the recomputed layer's tensors and the loss backward's transient are not live at once
+    loss = (costs.loss_transient_bytes
+            + min(tokens, LOSS_TILE_TOKENS) * costs.loss_tile_bytes_per_token)
+    moment = max(tokens * params.activation_scale * costs.recompute_bytes_per_token, loss)
+    dynamic = max(held + moment, costs.optimizer_bytes)
     return (costs.static_bytes * (1.0 + FRAGMENTATION) + dynamic) / GIB + params.slack_gib

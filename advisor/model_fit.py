@@ -548,13 +548,13 @@ class MemFit:
         mean, _, pri = self.fit.distribution(mem_param_names(gpu))
         return _mem_params([p.value(x) for p, x in zip(pri, mean, strict=True)])
 
-    def predict(self, gpu: str, costs: MemoryCosts, m: int) -> Band:
-        """Peak reserved GiB with a 90 % band."""
+    def predict(self, gpu: str, costs: MemoryCosts, m: int, k: int = 0) -> Band:
+        """Peak reserved GiB with a 90 % band (``k``: micro-steps per update, 0 unknown)."""
         mean, cov, pri = self.fit.distribution(mem_param_names(gpu))
 
         def peak(x: Sequence[float]) -> list[float]:
             values = [p.value(v) for p, v in zip(pri, x, strict=True)]
-            return [memory_model.peak_reserved_gib(costs, _mem_params(values), m)]
+            return [memory_model.peak_reserved_gib(costs, _mem_params(values), m, k)]
 
         (centre,) = peak(mean)
         grad = _jacobian(peak, mean)
@@ -583,7 +583,7 @@ def fit_memory(
     def resid(values: dict[str, float]) -> Vec:
         pred = np.array([
             memory_model.peak_reserved_gib(
-                o.costs, _mem_params([values[n] for n in mem_param_names(o.gpu)]), o.m)
+                o.costs, _mem_params([values[n] for n in mem_param_names(o.gpu)]), o.m, o.k)
             for o in observations
         ])
         return np.asarray((pred - meas) / sig, dtype=np.float64)
@@ -636,7 +636,7 @@ def loo_memory(observations: Sequence[MemObservation],
     for i in held if held is not None else range(len(observations)):
         o = observations[i]
         rest = [x for j, x in enumerate(observations) if j != i]
-        band = fit_memory(rest).predict(o.gpu, o.costs, o.m)
+        band = fit_memory(rest).predict(o.gpu, o.costs, o.m, o.k)
         rows.append(LooRow(o.label, o.reserved_gib, band.value, band.low, band.high))
     return rows
 

@@ -231,13 +231,15 @@ class FittedModel:
         return Band(band.value + c, band.low + c, band.high + c)
 
     def peak_gib(
-        self, arch: ModelArch, setup: TrainSetup, gpu: str, m: int, world: int = 1
+        self, arch: ModelArch, setup: TrainSetup, gpu: str, m: int, world: int = 1,
+        k: int = 0,
     ) -> Band:
-        """Peak GPU memory (GiB, CUDA context included) with a 90 % band, per GPU.
+        """Peak GPU memory (GiB, CUDA context included) with a 90 % band, per GPU; ``k``:
+        micro-steps per update (0: not known, taken as more than one).
 
         ``world`` > 1 adds DDP's gradient buckets (one more copy of the trainable gradients).
         """
-        band = self.memory.predict(gpu, memory_model.memory_costs(arch, setup), m)
+        band = self.memory.predict(gpu, memory_model.memory_costs(arch, setup), m, k)
         c = CUDA_CONTEXT_GIB + (ddp_bucket_gib(arch, setup) if world > 1 else 0.0)
         return Band(band.value + c, band.low + c, band.high + c)
 
@@ -377,7 +379,7 @@ def reference_profiles() -> list[Profile]:
 REFERENCE_FIT = "reference_fit.json"  # embedded; gacost.advisor.build_reference_fit writes it
 # The model's formulas, by name: change it with any formula of the model modules (a forgotten
 # change fails tests/test_model_v2.py, which compares the saved fit with a new one).
-MODEL_VERSION = "2026-12-04 the optimizer step's own memory peak"
+MODEL_VERSION = "2026-12-04 what is live at the memory peak (census)"
 
 
 def model_constants(terms: TimeModelParams = DEFAULT_PARAMS) -> str:

@@ -173,7 +173,7 @@ def _one(
     model: predictor.FittedModel,
     world: int,
 ) -> SplitEstimate:
-    mem = model.peak_gib(arch, setup, gpu.name, m, world)
+    mem = model.peak_gib(arch, setup, gpu.name, m, world, k)
     for p in measured:
         result = p.split(m, k)
         if result is None:

@@ -213,7 +213,7 @@ def memory(model: predictor.FittedModel, data: list[Dataset]) -> list[dict[str, 
     rows = []
     for d in data:
         for o in d.mems:
-            b = model.memory.predict(o.gpu, o.costs, o.m)
+            b = model.memory.predict(o.gpu, o.costs, o.m, o.k)
             rows.append({"dataset": d.name, "split": _mem_split(o),
                          "measured": o.reserved_gib, "predicted": b.value, "low": b.low,
                          "high": b.high, "error": b.value / o.reserved_gib - 1,
@@ -233,7 +233,7 @@ def oom_boundary(model: predictor.FittedModel, data: list[Dataset]) -> list[dict
         setup = predictor.setup_for(d.profile.workload, d.profile.software)
         costs = memory_model.memory_costs(arch, setup)
         for s in d.profile.splits:
-            b = model.memory.predict(d.profile.gpu, costs, s.micro_batch)
+            b = model.memory.predict(d.profile.gpu, costs, s.micro_batch, s.grad_accum)
             predicted = "fits" if b.value <= cap else "oom"
             measured = "oom" if s.status == "oom" else "fits"
             rows.append({

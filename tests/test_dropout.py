@@ -178,10 +178,12 @@ def test_dropout_mask_is_kept_for_the_backward() -> None:
     arch = _arch("Qwen/Qwen3-1.7B")
     widths = time_model.lora_input_widths(arch, _setup())
     for gc in (True, False):
-        plain = memory_model.memory_costs(arch, _setup(0.0, gc)).activation_bytes_per_token
-        dropped = memory_model.memory_costs(arch, _setup(0.05, gc)).activation_bytes_per_token
+        plain, dropped = (memory_model.memory_costs(arch, _setup(p, gc))
+                          for p in (0.0, 0.05))
+        plain_bytes = plain.activation_bytes_per_token + plain.recompute_bytes_per_token
+        dropped_bytes = dropped.activation_bytes_per_token + dropped.recompute_bytes_per_token
         layers_held = 2 if gc else arch.num_hidden_layers  # GC: the recomputed layer, twice
-        assert dropped - plain == pytest.approx(
+        assert dropped_bytes - plain_bytes == pytest.approx(
             layers_held * memory_model.DROPOUT_MASK_BYTES * widths)
 
 

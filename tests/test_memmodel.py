@@ -53,10 +53,15 @@ def test_activations_with_and_without_checkpointing() -> None:
     # scalars (117,096 B; bench/MODEL.md "Saved tensors, counted")
     assert memory_model.layer_working_set_per_token(llama, _setup()) == (
         2 * (3 * 8192 + 2 * 2048 + 2 * 512 + 6 * 2048 + 8192 + 7 * 16) + 4 * 2 * 2048) == 116960
-    assert gc.activation_bytes_per_token == 28 * 2048 * 2 + 2 * layer
+    # checkpointing: every layer's input held; the recomputed layer twice (its saved tensors,
+    # its backward's gradients and the allocator's reserve) at the moment it runs
+    assert gc.activation_bytes_per_token == 28 * 2048 * 2
+    assert gc.recompute_bytes_per_token == 2 * layer
     no_gc = memory_model.memory_costs(arch, _setup(gc=False))
     assert no_gc.activation_bytes_per_token == 28 * layer
-    assert no_gc.activation_bytes_per_token > 3 * gc.activation_bytes_per_token
+    assert no_gc.recompute_bytes_per_token == 0
+    assert no_gc.activation_bytes_per_token > 3 * (gc.activation_bytes_per_token
+                                                   + gc.recompute_bytes_per_token)
 
 
 def test_full_logits_cost_what_the_chunked_loss_saves() -> None:
@@ -78,8 +83,49 @@ def test_peak_is_linear_in_tokens() -> None:
     p1, p2, p4 = (memory_model.peak_reserved_gib(costs, params, m) for m in (1, 2, 4))
     assert p4 - p2 == pytest.approx(2 * (p2 - p1))
     base = costs.static_bytes * (1 + memory_model.FRAGMENTATION) / GIB + 0.3
-    assert p1 - base == pytest.approx(
-        1024 * (1.1 * costs.activation_bytes_per_token + costs.loss_bytes_per_token) / GIB)
+    per_token = (costs.activation_bytes_per_token + costs.recompute_bytes_per_token)
+    assert p1 - base == pytest.approx(1024 * (1.1 * per_token + costs.loss_bytes_per_token) / GIB)
+
+
+def test_the_loss_backward_holds_its_tile_and_a_full_fine_tunes_head_gradient() -> None:
+    """TRL's chunked loss: a [min(N, 4096), 32768] bf16 tile in its backward, and in a full
+    fine-tune the LM head's gradient in fp32 plus the bf16 copy it returns (the census of
+    2026-12-04: 1.16 GiB at each line for Qwen3-1.7B), beside every layer's saved tensors
+    without checkpointing."""
+    arch = _arch("Qwen/Qwen3-1.7B")
+    params = MemParams(1.0, 0.0)
+    full = memory_model.memory_costs(arch, _setup(1024, gc=False, method="full"))
+    assert full.loss_transient_bytes == 6 * 151936 * 2048
+    lora = memory_model.memory_costs(arch, _setup(1024, gc=False))
+    assert lora.loss_transient_bytes == 0  # a frozen head has no weight gradient
+    unchunked = memory_model.memory_costs(arch, _setup(1024, gc=False, method="full",
+                                                       chunked=False))
+    assert unchunked.loss_transient_bytes == unchunked.loss_tile_bytes_per_token == 0
+
+    def moment(costs: memory_model.MemoryCosts, m: int) -> float:
+        static = costs.static_bytes * (1 + memory_model.FRAGMENTATION) / GIB
+        held = m * 1024 * (costs.activation_bytes_per_token + costs.loss_bytes_per_token) / GIB
+        return memory_model.peak_reserved_gib(costs, params, m, k=4) - static - held
+
+    # the tile grows with the tokens up to 4,096 of them
+    assert moment(lora, 2) == pytest.approx(2048 * 32768 * 2 / GIB)
+    assert moment(lora, 8) == pytest.approx(4096 * 32768 * 2 / GIB)
+    assert moment(full, 2) == pytest.approx((6 * 151936 * 2048 + 2048 * 32768 * 2) / GIB)
+
+
+def test_one_micro_step_makes_its_gradients_as_the_backward_frees_activations() -> None:
+    """With k = 1 the gradients (in the static part) and the held activations compete; with
+    more micro-steps the gradients of the first are held through the next ones."""
+    arch = _arch("Qwen/Qwen2.5-0.5B")
+    costs = memory_model.memory_costs(arch, _setup(512, method="full"))
+    assert costs.gradient_bytes == 2 * arch.total_params
+    params = MemParams(1.0, 0.0)
+    for m in (16, 64):
+        held = m * 512 * (costs.activation_bytes_per_token + costs.loss_bytes_per_token) / GIB
+        many, one = (memory_model.peak_reserved_gib(costs, params, m, k) for k in (4, 1))
+        assert many - one == pytest.approx(min(held, costs.gradient_bytes / GIB))
+    assert memory_model.peak_reserved_gib(costs, params, 16, 0) == (
+        memory_model.peak_reserved_gib(costs, params, 16, 2))  # 0: not known, as k > 1
 
 
 def test_a_full_fine_tune_peaks_at_the_optimizer_step_at_small_micro_batches() -> None:

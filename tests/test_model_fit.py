@@ -116,7 +116,8 @@ def test_memory_fit_recovers_scale_and_slack() -> None:
         for model, seq in (("Qwen/Qwen3-1.7B", 512), ("Qwen/Qwen3-8B", 1024)):
             costs = memory_model.memory_costs(_arch(model), _setup(seq))
             for m in (1, 2, 4, 8):
-                peak = memory_model.peak_reserved_gib(costs, memory_model.MemParams(1.15, slack), m)
+                truth = memory_model.MemParams(1.15, slack)
+                peak = memory_model.peak_reserved_gib(costs, truth, m, 1)  # k = 1, as below
                 obs.append(model_fit.MemObservation(gpu, costs, m, peak, f"{gpu} {model} {m}", 1))
     f = model_fit.fit_memory(obs)
     assert f.params("T4").activation_scale == pytest.approx(1.15, rel=0.02)
