@@ -9,6 +9,7 @@ split. Pure: no torch, no network.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -371,9 +372,14 @@ def fitted_model(
 
 
 def reference_profiles() -> list[Profile]:
-    """The profiles shipped in the embedded data."""
-    return [loads_profile(text, f"data/profiles/{name}")
-            for name, text in embedded.reference_profile_texts()]
+    """The profiles shipped in the embedded data (read once per process; a new list)."""
+    return list(_shipped_profiles())
+
+
+@functools.cache
+def _shipped_profiles() -> tuple[Profile, ...]:
+    return tuple(loads_profile(text, f"data/profiles/{name}")
+                 for name, text in embedded.reference_profile_texts())
 
 
 REFERENCE_FIT = "reference_fit.json"  # embedded; gacost.advisor.build_reference_fit writes it
