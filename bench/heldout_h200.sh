@@ -2,12 +2,13 @@
 # Held-out H200 workloads of issue 19, run on the lent GPU (see bench/RESULTS.md, "Held-out
 # workloads, own process"). Group A: h01-h04; group B: h05-h07 and a calibration of one other
 # workload (passed later as --profile); C and D: six more workloads and the same calibration,
-# 2026-12-04. Every split is the user's plain TRL script in its own process
+# 2026-12-04; E and F: six more, the same day. Every split is the user's plain TRL script in its own process
 # (bench/user_script.py); results are written as they come to $OUT.
 #   bash bench/heldout_h200.sh A    (on the device, after installing .wheels and the project)
 set -uo pipefail
 H=bench/jobs/heldout
 N=bench/jobs/heldout3
+Q=bench/jobs/heldout4
 COMMON=(--user-only --warmup 3 --updates 10)
 case "$1" in
   A) python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-A.json" \
@@ -33,5 +34,17 @@ case "$1" in
        $N/h13-gemma2-2b-lora-s1024-b8.yaml:2x4,8x1 \
        $N/h14-qwen3-1.7b-full-nogc-s1024-b8.yaml:2x4,8x1 \
        $N/h17-mistral-7b-qv-nogc-s512-b8.yaml:2x4,8x1 ;;
-  *) echo "usage: heldout_h200.sh A|B|C|D" >&2; exit 2 ;;
+  # the seventh session (2026-12-04): six more workloads, predicted before they ran with the
+  # memory terms of that session (bench/results/heldout-2026-12-04b/), two splits each
+  E) python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
+       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-E.json" \
+       $Q/h18-llama3.2-1b-full-s1024-b16.yaml:4x4,16x1 \
+       $Q/h19-smollm2-360m-full-nogc-s512-b16.yaml:2x8,8x2 \
+       $Q/h23-qwen3-0.6b-attn-s2048-b16.yaml:4x4,16x1 ;;
+  F) python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-F.json" \
+       $Q/h20-qwen3-4b-nogc-s512-b8.yaml:2x4,8x1 \
+       $Q/h21-llama3.2-3b-qlora-s1024-b8.yaml:2x4,8x1 \
+       $Q/h22-qwen3-1.7b-qlora-d0-s2048-b4.yaml:1x4,4x1 ;;
+  *) echo "usage: heldout_h200.sh A|B|C|D|E|F" >&2; exit 2 ;;
 esac
