@@ -2,8 +2,8 @@
 # Held-out H200 workloads of issue 19, run on the lent GPU (see bench/RESULTS.md, "Held-out
 # workloads, own process"). Group A: h01-h04; group B: h05-h07 and a calibration of one other
 # workload (passed later as --profile); C and D: six more workloads and the same calibration,
-# 2026-12-04; E and F: six more, the same day. Every split is the user's plain TRL script in its own process
-# (bench/user_script.py); results are written as they come to $OUT.
+# 2026-12-04; E and F: six more and the calibration, the same day. Every split is the user's
+# plain TRL script in its own process (bench/user_script.py); results go to $OUT as they come.
 #   bash bench/heldout_h200.sh A    (on the device, after installing .wheels and the project)
 set -uo pipefail
 H=bench/jobs/heldout
