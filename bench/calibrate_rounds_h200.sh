@@ -152,6 +152,13 @@ case "$1" in
     for spec in qwen2.5-0.5b-lora-s512-b16:16x1 heldout/h01-smollm2-360m-s1024-b16:16x1; do
       user census2.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 1 --memory-peak
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2" >&2
+  # qloratrace (2026-12-04, seventh session): held-out QLoRA leans low on time (bench/MODEL.md,
+  # held-out session 4); the host-bound QLoRA split traced beside its LoRA twin, and another
+  qloratrace)
+    for spec in heldout4/h22-qwen3-1.7b-qlora-d0-s2048-b4:1x4 heldout4/twin-h22-qwen3-1.7b-lora-d0-s2048-b4:1x4 \
+                heldout4/h21-llama3.2-3b-qlora-s1024-b8:2x4; do
+      user qlora-trace.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 5 --trace 2
+    done ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace" >&2
      exit 2 ;;
 esac

@@ -54,13 +54,18 @@ SETS = (ROOT / "bench" / "results" / "calibrate-vs-user",
         ROOT / "bench" / "results" / "heldout-2026-12-04",
         # the same day: that session's host-bound splits farthest from the model, again in
         # fresh processes (bench/calibrate_rounds_h200.sh repeat3)
-        ROOT / "bench" / "results" / "calibrate-vs-user" / "run8")
+        ROOT / "bench" / "results" / "calibrate-vs-user" / "run8",
+        # the seventh session (2026-12-04): six more workloads, predicted before they ran
+        # with that session's memory terms (bench/jobs/heldout4/, predicted-before.json), and
+        # the calibration of the other workload (bench/heldout_h200.sh E and F)
+        ROOT / "bench" / "results" / "heldout-2026-12-04b")
 # the day each set was measured on: a split's runs in one day are repeats of one measurement
-DAY = {"heldout-2026-12-04": "2026-12-04", "run8": "2026-12-04"}
+DAY = {"heldout-2026-12-04": "2026-12-04", "run8": "2026-12-04",
+       "heldout-2026-12-04b": "2026-12-04"}
 FIRST_DAY = "2026-12-03"
 # the sessions of new workloads in which every split ran in its own process, each with a
 # same-session calibration of one other workload (the held-out targets)
-SESSIONS = ("heldout-2026-12-03", "heldout-2026-12-04")
+SESSIONS = ("heldout-2026-12-03", "heldout-2026-12-04", "heldout-2026-12-04b")
 OUT = ROOT / "bench" / "results" / "heldout_user_runs.json"
 GPU = "H200-SXM"
 
