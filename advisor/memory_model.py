@@ -1,7 +1,7 @@
 """Peak GPU memory of one micro-step: pure functions of the setup, ``m`` and two fitted terms.
 
-``peak_reserved = static + alpha * A_tok * T + loss_tok * T + frag * static + slack``, what the
-PyTorch caching allocator reserves (``torch.cuda.max_memory_reserved``), with
+``peak_reserved = static + alpha * A_tok * T + loss_tok * T + moment + frag * static + slack``,
+what the PyTorch caching allocator reserves (``torch.cuda.max_memory_reserved``), with
 
 * ``static``: frozen weights (bf16/fp16 2 B, fp32 4 B, QLoRA NF4 decoder + bf16 embeddings and
   LM head as TRL loads them, fp32 after ``prepare_model_for_kbit_training``) plus the
@@ -21,6 +21,9 @@ PyTorch caching allocator reserves (``torch.cuda.max_memory_reserved``), with
   weights' dtype (:func:`lm_head_gradient_bytes`): transients of the loss's moment, on top
   of every layer's saved tensors without checkpointing, in place of the recomputed layer's
   with it (whichever is larger),
+* ``moment``: the larger of the recomputed layer's bytes and the loss backward's transients,
+  which are not live at once; with ``k = 1`` the gradients in ``static`` and the held
+  activations count as the larger of the two (:func:`peak_reserved_gib`),
 * ``frag``: allocator fragmentation of the static part (2.5 %, from reserved - allocated on
   the H200 runs),
 * the optimizer step's own peak: ``static (1 + frag) + opt_tmp + slack`` when that is higher
@@ -76,7 +79,8 @@ class MemoryCosts:
     loss_bytes_per_token: float
     sequence_length: int
     recompute_bytes_per_token: float = 0.0
-    """With checkpointing: the recomputed layer's saved tensors and its backward's gradients."""
+    """With checkpointing, while one layer is recomputed: twice its saved tensors (its own,
+    its backward's gradients and the allocator's reserve)."""
     loss_transient_bytes: float = 0.0
     """The loss backward's transient of fixed size (:func:`lm_head_gradient_bytes`)."""
     loss_tile_bytes_per_token: float = 0.0
@@ -227,7 +231,7 @@ def memory_costs(arch: ModelArch, setup: TrainSetup) -> MemoryCosts:
         acts = arch.num_hidden_layers * arch.hidden_size * stream
         # the recomputed layer's saved tensors and its backward's gradients, and what the
         # allocator reserves beyond them: twice its saved tensors (the 2026-12-04 census,
-        # bench/MODEL.md "What is live at the peak": allocated 1.3-1.7 x, reserved more)
+        # bench/MODEL.md "What is live at the peak": allocated 1.3-1.8 x, reserved more)
         recompute = 2 * layer
     else:
         acts, recompute = arch.num_hidden_layers * layer, 0.0
