@@ -346,3 +346,12 @@ def test_a_measured_host_bound_split_carries_the_hosts_drift_in_its_band() -> No
     for e in measured:
         assert e.seconds_low and e.seconds_high and e.seconds_per_update
         assert e.seconds_high / e.seconds_per_update > 1.15  # host-bound on the H200
+
+
+def test_quadratic_form_is_grad_cov_grad_transposed() -> None:
+    """Predictions from a saved fit propagate its covariance in plain floats (no numpy)."""
+    grad = [[1.0, 2.0], [0.0, 1.0], [3.0, -1.0]]
+    cov = [[2.0, 1.0], [1.0, 3.0]]
+    # by hand: (g_i . cov . g_j) for the three gradient rows
+    expected = [[18.0, 7.0, 5.0], [7.0, 3.0, 0.0], [5.0, 0.0, 15.0]]
+    assert model_fit.quadratic_form(grad, cov) == expected
