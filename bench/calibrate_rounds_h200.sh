@@ -154,6 +154,7 @@ case "$1" in
     done ;;
   # qloratrace (2026-12-04, seventh session): held-out QLoRA leans low on time (bench/MODEL.md,
   # held-out session 4); the host-bound QLoRA split traced beside its LoRA twin, and another
+  # (kept in run9/qlora/: the GPU-term fit of bench/model_v2.py reads run*/*.jsonl)
   qloratrace)
     for spec in heldout4/h22-qwen3-1.7b-qlora-d0-s2048-b4:1x4 heldout4/twin-h22-qwen3-1.7b-lora-d0-s2048-b4:1x4 \
                 heldout4/h21-llama3.2-3b-qlora-s1024-b8:2x4; do
