@@ -133,8 +133,8 @@ def _plain_offer(row: Sequence[str]) -> Offer | None:
     :func:`_parse_record`'s checks, else None for that function to name the defect.
 
     The same rules as plain comparisons: the embedded snapshot's 4,912 rows are read on
-    every ``recommend``, and naming each cell for an error that never comes took most of
-    the 70 ms the read cost (``bench/RESULTS.md``, start-up).
+    every ``recommend``, and naming each cell for an error that never comes was a quarter
+    of the read (45 -> 34 ms; ``bench/RESULTS.md``, start-up).
     """
     if len(row) != len(HEADER):
         return None
