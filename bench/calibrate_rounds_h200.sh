@@ -160,6 +160,11 @@ case "$1" in
                 heldout4/h21-llama3.2-3b-qlora-s1024-b8:2x4; do
       user qlora-trace.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 5 --trace 2
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace" >&2
+  # qloratrace2: the same pair again, the LoRA twin first (the order's drift on both sides)
+  qloratrace2)
+    for spec in heldout4/twin-h22-qwen3-1.7b-lora-d0-s2048-b4:1x4 heldout4/h22-qwen3-1.7b-qlora-d0-s2048-b4:1x4; do
+      user qlora-trace2.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 5 --trace 2
+    done ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2" >&2
      exit 2 ;;
 esac
