@@ -72,7 +72,7 @@ class MemoryCosts:
 
     static_bytes: float
     optimizer_bytes: float
-    """Transient bytes of the optimizer step (:func:`optimizer_step_bytes`)."""
+    """Transient bytes of the optimizer step: ``sqrt(v)`` (:func:`trained_copy_bytes`)."""
     activation_bytes_per_token: float
     """Held through the backward: every layer's saved tensors, or with checkpointing each
     layer's input."""
@@ -208,17 +208,17 @@ def trainable_dtype_bytes(setup: TrainSetup) -> float:
     return 2.0 if setup.method == "qlora" else 4.0
 
 
+def trained_copy_bytes(arch: ModelArch, setup: TrainSetup) -> float:
+    """Bytes of one copy of the trained parameters in their dtype: the parameters, their
+    gradient, each Adam moment, and the buffer AdamW's step allocates beside the state it
+    holds (``sqrt(v)`` out of place)."""
+    return float(trainable_params(arch, setup)) * trainable_dtype_bytes(setup)
+
+
 def trainable_bytes(arch: ModelArch, setup: TrainSetup) -> float:
     """Bytes of the trainable state: parameter, gradient, Adam m and v (a full fine-tune's
     parameters are its weights, counted in :func:`weight_bytes`)."""
-    per = (3.0 if setup.method == "full" else 4.0) * trainable_dtype_bytes(setup)
-    return float(trainable_params(arch, setup)) * per
-
-
-def optimizer_step_bytes(arch: ModelArch, setup: TrainSetup) -> float:
-    """Bytes AdamW's step allocates beside the state it holds: ``sqrt(v)`` out of place, one
-    element per trainable parameter in the moments' dtype."""
-    return float(trainable_params(arch, setup)) * trainable_dtype_bytes(setup)
+    return (3.0 if setup.method == "full" else 4.0) * trained_copy_bytes(arch, setup)
 
 
 def memory_costs(arch: ModelArch, setup: TrainSetup) -> MemoryCosts:
@@ -241,7 +241,7 @@ def memory_costs(arch: ModelArch, setup: TrainSetup) -> MemoryCosts:
         loss = 10.0 * arch.vocab_size  # bf16 logits, fp32 copy, fp32 gradient
     return MemoryCosts(
         static_bytes=weight_bytes(arch, setup) + trainable_bytes(arch, setup),
-        optimizer_bytes=optimizer_step_bytes(arch, setup),
+        optimizer_bytes=trained_copy_bytes(arch, setup),
         activation_bytes_per_token=acts,
         loss_bytes_per_token=loss,
         sequence_length=setup.sequence_length,
@@ -249,7 +249,7 @@ def memory_costs(arch: ModelArch, setup: TrainSetup) -> MemoryCosts:
         loss_transient_bytes=lm_head_gradient_bytes(arch, setup),
         loss_tile_bytes_per_token=(LOSS_TILE_VOCAB * act_bytes(setup) if setup.chunked_loss
                                    else 0.0),
-        gradient_bytes=float(trainable_params(arch, setup)) * trainable_dtype_bytes(setup),
+        gradient_bytes=trained_copy_bytes(arch, setup),
     )
 
 
