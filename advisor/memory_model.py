@@ -9,8 +9,9 @@ what the PyTorch caching allocator reserves (``torch.cuda.max_memory_reserved``)
   for QLoRA (TRL casts its adapters to bf16), a full fine-tune's gradient and moments in
   the weights' dtype,
 * ``A_tok``: activation bytes per token; with gradient checkpointing the bf16 input of every
-  decoder layer plus, while one layer is recomputed and back-propagated, twice its working
-  set (its saved tensors, its backward's gradients, the allocator's reserve); without, every
+  decoder layer plus, while one layer is recomputed and back-propagated, a multiple of its
+  working set (its saved tensors, its backward's gradients, the allocator's reserve:
+  :func:`recompute_factor`, 2 with fp32 adapters, 1.4 with TRL's bf16 QLoRA ones); without, every
   layer's working set: the tensors autograd saves, counted
   (:func:`layer_working_set_per_token`; ``bench/saved_tensors_cpu.py`` checks the count
   against saved-tensor hooks on the CPU, within 0.2 % for Qwen3 and Llama layers),
@@ -62,6 +63,15 @@ DROPOUT_MASK_BYTES = 1.0
 # trl/trainer/utils.py _CHUNKED_LOGPROB_CHUNK_SIZE; TRL 1.16)
 LOSS_TILE_TOKENS = 4096
 LOSS_TILE_VOCAB = 32768
+# The recomputed layer with checkpointing, per byte of its saved tensors, what the allocator
+# reserves for it included: the value that puts the model's reserved peak on the measured one
+# in the 2026-12-04 census (bench/MODEL.md "What is live at the peak", "The recomputed layer
+# by adapter dtype"). fp32 adapters (LoRA; QLoRA after prepare_model_for_kbit_training; a full
+# fine-tune taken alike): 1.48-2.37 in five LoRA splits (geometric mean 1.86), kept at 2;
+# TRL's bf16 QLoRA adapters, whose input casts and gradients copy nothing: 1.26 and 1.56 in
+# the two QLoRA splits (geometric mean 1.40)
+RECOMPUTE_FP32_ADAPTERS = 2.0
+RECOMPUTE_BF16_ADAPTERS = 1.4
 DEFAULT_ACTIVATION_SCALE = 1.0
 DEFAULT_SLACK_GIB = 0.25
 
@@ -79,8 +89,8 @@ class MemoryCosts:
     loss_bytes_per_token: float
     sequence_length: int
     recompute_bytes_per_token: float = 0.0
-    """With checkpointing, while one layer is recomputed: twice its saved tensors (its own,
-    its backward's gradients and the allocator's reserve)."""
+    """With checkpointing, while one layer is recomputed: :func:`recompute_factor` times its
+    saved tensors (its own, its backward's gradients and the allocator's reserve)."""
     loss_transient_bytes: float = 0.0
     """The loss backward's transient of fixed size (:func:`lm_head_gradient_bytes`)."""
     loss_tile_bytes_per_token: float = 0.0
@@ -221,6 +231,15 @@ def trainable_bytes(arch: ModelArch, setup: TrainSetup) -> float:
     return (3.0 if setup.method == "full" else 4.0) * trained_copy_bytes(arch, setup)
 
 
+def recompute_factor(setup: TrainSetup) -> float:
+    """The recomputed layer's live bytes, its saved tensors' and its backward's gradients and
+    what the allocator reserves beyond them, per byte of its saved tensors (with
+    checkpointing): less where TRL's QLoRA keeps the adapters in bf16, as the stream."""
+    if setup.method == "qlora" and not setup.prepare_for_kbit:
+        return RECOMPUTE_BF16_ADAPTERS
+    return RECOMPUTE_FP32_ADAPTERS
+
+
 def memory_costs(arch: ModelArch, setup: TrainSetup) -> MemoryCosts:
     """The memory terms of ``setup`` on ``arch``."""
     layer = layer_working_set_per_token(arch, setup)
@@ -229,10 +248,7 @@ def memory_costs(arch: ModelArch, setup: TrainSetup) -> MemoryCosts:
         # norms and the 4-bit linears' fp32 outputs make the residual stream fp32
         stream = 4.0 if setup.method == "qlora" and setup.prepare_for_kbit else act_bytes(setup)
         acts = arch.num_hidden_layers * arch.hidden_size * stream
-        # the recomputed layer's saved tensors and its backward's gradients, and what the
-        # allocator reserves beyond them: twice its saved tensors (the 2026-12-04 census,
-        # bench/MODEL.md "What is live at the peak": allocated 1.3-1.8 x, reserved more)
-        recompute = 2 * layer
+        recompute = recompute_factor(setup) * layer
     else:
         acts, recompute = arch.num_hidden_layers * layer, 0.0
     if setup.chunked_loss:

@@ -121,8 +121,10 @@ class TimeModelParams:
     """Memory-bound bytes per token, layer and pass per input element of a LoRA-wrapped
     linear (fitted with the scale above)."""
     # --- per-launch host cost relative to LoRA with checkpointing (H200 sweep, t/L per split)
-    host_factor_qlora: float = 1.2
-    """bitsandbytes dequant launches: 37-41 against 31-34 us."""
+    host_factor_qlora: float = 1.23
+    """bitsandbytes' Python work per 4-bit linear: QLoRA's host seconds per launch over its
+    LoRA twin's, run one after the other in their own processes on one host (six pairs of
+    five workloads, 1.08-1.45; the geometric mean over workloads, ``bench/qlora_host.py``)."""
     host_factor_liger: float = 1.6
     """Triton launches from Python: 47-53 us."""
     host_factor_compile: float = 1.21

@@ -165,6 +165,20 @@ case "$1" in
     for spec in heldout4/twin-h22-qwen3-1.7b-lora-d0-s2048-b4:1x4 heldout4/h22-qwen3-1.7b-qlora-d0-s2048-b4:1x4; do
       user qlora-trace2.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 5 --trace 2
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2" >&2
+  # qloratwins1|qloratwins2 (eighth session): QLoRA's host cost per launch on four more
+  # architectures, each host-bound QLoRA split beside its LoRA twin (bench/jobs/twins/), in
+  # alternating order, untraced (the profiler slows the host; the counts held within 3 % in
+  # the traces above), 10 timed updates each (run9/qlora/, out of model_v2.py's glob)
+  qloratwins1)
+    for spec in heldout4/h21-llama3.2-3b-qlora-s1024-b8:2x4 twins/twin-h21-llama3.2-3b-lora-s1024-b8:2x4 \
+                twins/twin-h16-qwen2.5-1.5b-lora-r64-s2048-b4:1x4 heldout3/h16-qwen2.5-1.5b-qlora-r64-s2048-b4:1x4; do
+      user qlora-twins.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 10
+    done ;;
+  qloratwins2)
+    for spec in heldout2/h11-smollm2-1.7b-qlora-s1024-b8:2x4 twins/twin-h11-smollm2-1.7b-lora-s1024-b8:2x4 \
+                twins/twin-h05-qwen3-4b-lora-s1024-b8:2x4 heldout/h05-qwen3-4b-qlora-s1024-b8:2x4; do
+      user qlora-twins.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 10
+    done ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2" >&2
      exit 2 ;;
 esac

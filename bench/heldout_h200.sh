@@ -2,13 +2,15 @@
 # Held-out H200 workloads of issue 19, run on the lent GPU (see bench/RESULTS.md, "Held-out
 # workloads, own process"). Group A: h01-h04; group B: h05-h07 and a calibration of one other
 # workload (passed later as --profile); C and D: six more workloads and the same calibration,
-# 2026-12-04; E and F: six more and the calibration, the same day. Every split is the user's
+# 2026-12-04; E and F: six more and the calibration, the same day; G and H: six more and the
+# calibration, the eighth session. Every split is the user's
 # plain TRL script in its own process (bench/user_script.py); results go to $OUT as they come.
 #   bash bench/heldout_h200.sh A    (on the device, after installing .wheels and the project)
 set -uo pipefail
 H=bench/jobs/heldout
 N=bench/jobs/heldout3
 Q=bench/jobs/heldout4
+V=bench/jobs/heldout5
 COMMON=(--user-only --warmup 3 --updates 10)
 case "$1" in
   A) python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-A.json" \
@@ -46,5 +48,17 @@ case "$1" in
        $Q/h20-qwen3-4b-nogc-s512-b8.yaml:2x4,8x1 \
        $Q/h21-llama3.2-3b-qlora-s1024-b8.yaml:2x4,8x1 \
        $Q/h22-qwen3-1.7b-qlora-d0-s2048-b4.yaml:1x4,4x1 ;;
-  *) echo "usage: heldout_h200.sh A|B|C|D|E|F" >&2; exit 2 ;;
+  # the eighth session (2026-12-04): six more workloads, three of them QLoRA, predicted before
+  # they ran with that session's QLoRA terms (bench/results/heldout-2026-12-04c/)
+  G) python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
+       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-G.json" \
+       $V/h25-llama3.2-1b-qlora-s2048-b8.yaml:2x4,8x1 \
+       $V/h26-qwen3-0.6b-full-s1024-b16.yaml:4x4,16x1 \
+       $V/h29-smollm2-1.7b-qv-nogc-s512-b16.yaml:4x4,16x1 ;;
+  H) python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-H.json" \
+       $V/h27-gemma2-2b-qlora-s1024-b8.yaml:2x4,8x1 \
+       $V/h28-mistral-7b-s2048-b4.yaml:1x4,4x1 \
+       $V/h24-qwen2.5-7b-qlora-s1024-b8.yaml:2x4,8x1 ;;
+  *) echo "usage: heldout_h200.sh A|B|C|D|E|F|G|H" >&2; exit 2 ;;
 esac

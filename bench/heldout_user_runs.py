@@ -211,36 +211,46 @@ def repeated_splits(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "max_abs_error": round(max(errors), 4) if errors else None}
 
 
-def overlap_scan(values: Sequence[float]) -> None:
-    """``--overlap P ...``: the model refitted with each smooth-max exponent between host and
-    GPU time (``TimeModelParams.overlap``), against every held-out user run; prints one line
-    per value (nothing written)."""
+def term_scan(name: str, values: Sequence[float]) -> None:
+    """``--scan TERM V ...`` (``--overlap P ...`` is ``--scan overlap P ...``): the model
+    refitted with each value of one fixed term of :class:`TimeModelParams` (the reference
+    profiles' fit moves with it), against every held-out user run; prints one line per value
+    (nothing written)."""
+    if name not in TimeModelParams.__dataclass_fields__:
+        raise SystemExit(f"--scan: no time-model term {name!r}; one of "
+                         + ", ".join(TimeModelParams.__dataclass_fields__))
     for value in values:
-        terms = replace(DEFAULT_PARAMS, overlap=value)
+        terms = replace(DEFAULT_PARAMS, **{name: value})
         held = [r for folder in SETS if folder.exists() for r in rows_of(folder, terms)
                 if r["time"] == "predicted"]
         session = [r for r in held if r["set"] in SESSIONS]
-        parts = [("all", summary(held)), ("held-out session", summary(session)),
-                 ("+ other profile", summary(session, "with_profile_error")),
-                 ("LoRA/QLoRA", summary([r for r in held if r["method"] != "full"])),
-                 ("full", summary([r for r in held if r["method"] == "full"]))]
-        print(f"overlap {value:g}: " + "; ".join(
-            f"{name} median {s['median_abs_error']:.1%} worst {s['max_abs_error']:.1%}"
-            for name, s in parts if s))
+        parts = [("all", held, "error"), ("held-out sessions", session, "error"),
+                 ("+ other profile", session, "with_profile_error"),
+                 ("LoRA", [r for r in held if r["method"] == "lora"], "error"),
+                 ("QLoRA", [r for r in held if r["method"] == "qlora"], "error"),
+                 ("full", [r for r in held if r["method"] == "full"], "error")]
+        print(f"{name} {value:g}: " + "; ".join(
+            f"{label} median {s['median_abs_error']:.1%} worst {s['max_abs_error']:.1%} "
+            f"bias {statistics.median(r[key] for r in part if key in r):+.1%}"
+            for label, part, key in parts if (s := summary(part, key))))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scan", nargs="+", metavar=("TERM", "VALUE"),
+                        help="scan one time-model term (a TimeModelParams field) instead: the "
+                             "model refitted at each value (no file written)")
     parser.add_argument("--overlap", type=float, nargs="+", metavar="P",
-                        help="scan the host/GPU smooth-max exponent instead (no file written)")
+                        help="the same as --scan overlap P ...")
     parser.add_argument("--predict", nargs="+", metavar=("OUT", "JOB:SPLITS"),
                         help="write the predictions of JOB.yaml:MxK,... to OUT before they run")
     args = parser.parse_args()
     if args.predict:
         predict_before(Path(args.predict[0]).resolve(), args.predict[1:])
         return
-    if args.overlap:
-        overlap_scan(args.overlap)
+    if args.scan or args.overlap:
+        name, *values = args.scan or ["overlap", *map(str, args.overlap)]
+        term_scan(name, [float(v) for v in values])
         return
     rows = [r for folder in SETS if folder.exists() for r in rows_of(folder)]
     held = [r for r in rows if r["time"] == "predicted"]
