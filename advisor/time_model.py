@@ -124,7 +124,7 @@ class TimeModelParams:
     host_factor_qlora: float = 1.23
     """bitsandbytes' Python work per 4-bit linear: QLoRA's host seconds per launch over its
     LoRA twin's, run one after the other in their own processes on one host (six pairs of
-    five workloads, 1.08-1.45; the geometric mean over workloads, ``bench/qlora_host.py``)."""
+    five workloads, 1.08-1.45; the geometric mean over workloads, ``bench/method_host.py``)."""
     host_factor_liger: float = 1.6
     """Triton launches from Python: 47-53 us."""
     host_factor_compile: float = 1.21

@@ -58,14 +58,19 @@ SETS = (ROOT / "bench" / "results" / "calibrate-vs-user",
         # the seventh session (2026-12-04): six more workloads, predicted before they ran
         # with that session's memory terms (bench/jobs/heldout4/, predicted-before.json), and
         # the calibration of the other workload (bench/heldout_h200.sh E and F)
-        ROOT / "bench" / "results" / "heldout-2026-12-04b")
+        ROOT / "bench" / "results" / "heldout-2026-12-04b",
+        # the eighth session (2026-12-04): six more, three of them QLoRA, predicted before they
+        # ran with that session's QLoRA terms (bench/jobs/heldout5/, predicted-before.json), and
+        # the calibration of the other workload (bench/heldout_h200.sh G and H)
+        ROOT / "bench" / "results" / "heldout-2026-12-04c")
 # the day each set was measured on: a split's runs in one day are repeats of one measurement
 DAY = {"heldout-2026-12-04": "2026-12-04", "run8": "2026-12-04",
-       "heldout-2026-12-04b": "2026-12-04"}
+       "heldout-2026-12-04b": "2026-12-04", "heldout-2026-12-04c": "2026-12-04"}
 FIRST_DAY = "2026-12-03"
 # the sessions of new workloads in which every split ran in its own process, each with a
 # same-session calibration of one other workload (the held-out targets)
-SESSIONS = ("heldout-2026-12-03", "heldout-2026-12-04", "heldout-2026-12-04b")
+SESSIONS = ("heldout-2026-12-03", "heldout-2026-12-04", "heldout-2026-12-04b",
+            "heldout-2026-12-04c")
 OUT = ROOT / "bench" / "results" / "heldout_user_runs.json"
 GPU = "H200-SXM"
 

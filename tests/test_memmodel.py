@@ -182,3 +182,26 @@ def test_qlora_as_trl_builds_it_keeps_bf16_adapters_and_shares_their_input() -> 
     prepared = dataclasses.replace(qlora, prepare_for_kbit=True)  # fp32 stream: own copies
     assert (memory_model.layer_working_set_per_token(arch, prepared)
             - memory_model.layer_working_set_per_token(arch, lora)) == 2.0 * 2 * 4096
+
+
+def test_the_recomputed_layer_is_smaller_with_trls_bf16_qlora_adapters() -> None:
+    # the recomputed layer's multiple of its saved tensors: 2 with fp32 adapters, 1.4 with
+    # the bf16 adapters TRL gives QLoRA (bench/MODEL.md "The recomputed layer by adapter
+    # dtype"); after prepare_model_for_kbit_training the adapters are fp32 again
+    arch = _arch("Qwen/Qwen3-1.7B")
+    qlora = dataclasses.replace(_setup(method="qlora"), lora_dropout=0.05)
+    prepared = dataclasses.replace(qlora, prepare_for_kbit=True)
+    for setup, multiple in ((_setup(), 2.0), (qlora, 1.4), (prepared, 2.0),
+                            (_setup(method="full"), 2.0)):
+        layer = memory_model.layer_working_set_per_token(arch, setup)
+        costs = memory_model.memory_costs(arch, setup)
+        assert costs.recompute_bytes_per_token == pytest.approx(multiple * layer)
+    # so a checkpointed QLoRA peak grows by less per token than LoRA's beside it
+    params = MemParams()
+    per_token = {name: memory_model.peak_reserved_gib(memory_model.memory_costs(arch, s),
+                                                      params, 8)
+                 - memory_model.peak_reserved_gib(memory_model.memory_costs(arch, s),
+                                                  params, 4)
+                 for name, s in (("lora", dataclasses.replace(_setup(), lora_dropout=0.05)),
+                                 ("qlora", qlora))}
+    assert per_token["qlora"] < per_token["lora"]
