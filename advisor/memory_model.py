@@ -11,7 +11,8 @@ what the PyTorch caching allocator reserves (``torch.cuda.max_memory_reserved``)
 * ``A_tok``: activation bytes per token; with gradient checkpointing the bf16 input of every
   decoder layer plus, while one layer is recomputed and back-propagated, a multiple of its
   working set (its saved tensors, its backward's gradients, the allocator's reserve:
-  :func:`recompute_factor`, 2 with fp32 adapters, 1.4 with TRL's bf16 QLoRA ones); without, every
+  :func:`recompute_factor`, 2 where the adapters' input casts copy, 1.4 with TRL's bf16 QLoRA
+  adapters on a bf16 stream); without, every
   layer's working set: the tensors autograd saves, counted
   (:func:`layer_working_set_per_token`; ``bench/saved_tensors_cpu.py`` checks the count
   against saved-tensor hooks on the CPU, within 0.2 % for Qwen3 and Llama layers),
@@ -66,12 +67,14 @@ LOSS_TILE_VOCAB = 32768
 # The recomputed layer with checkpointing, per byte of its saved tensors, what the allocator
 # reserves for it included: the value that puts the model's reserved peak on the measured one
 # in the 2026-12-04 census (bench/MODEL.md "What is live at the peak", "The recomputed layer
-# by adapter dtype"). fp32 adapters (LoRA; QLoRA after prepare_model_for_kbit_training; a full
-# fine-tune taken alike): 1.48-2.37 in five LoRA splits (geometric mean 1.86), kept at 2;
-# TRL's bf16 QLoRA adapters, whose input casts and gradients copy nothing: 1.26 and 1.56 in
-# the two QLoRA splits (geometric mean 1.40)
-RECOMPUTE_FP32_ADAPTERS = 2.0
-RECOMPUTE_BF16_ADAPTERS = 1.4
+# by adapter dtype"). Where PEFT's cast of each adapter's input to the adapter's dtype makes
+# a copy, and the backward's gradients come back through it (LoRA's fp32 adapters on a bf16
+# stream; TRL's bf16 QLoRA adapters on the fp32 stream of prepare_model_for_kbit_training; a
+# full fine-tune taken alike): 1.48-2.37 in five LoRA splits (geometric mean 1.86), kept at 2.
+# Where the adapters' dtype is the stream's (TRL's bf16 QLoRA adapters, bf16 stream) and the
+# cast copies nothing: 1.26 and 1.56 in the two QLoRA splits (geometric mean 1.40)
+RECOMPUTE_ADAPTER_CAST = 2.0
+RECOMPUTE_ADAPTER_SAME_DTYPE = 1.4
 DEFAULT_ACTIVATION_SCALE = 1.0
 DEFAULT_SLACK_GIB = 0.25
 
@@ -234,10 +237,12 @@ def trainable_bytes(arch: ModelArch, setup: TrainSetup) -> float:
 def recompute_factor(setup: TrainSetup) -> float:
     """The recomputed layer's live bytes, its saved tensors' and its backward's gradients and
     what the allocator reserves beyond them, per byte of its saved tensors (with
-    checkpointing): less where TRL's QLoRA keeps the adapters in bf16, as the stream."""
+    checkpointing): less where the adapters' dtype is the stream's, so PEFT's cast of their
+    input copies nothing (TRL's bf16 QLoRA adapters without
+    ``prepare_model_for_kbit_training``, whose fp32 norms make the stream fp32)."""
     if setup.method == "qlora" and not setup.prepare_for_kbit:
-        return RECOMPUTE_BF16_ADAPTERS
-    return RECOMPUTE_FP32_ADAPTERS
+        return RECOMPUTE_ADAPTER_SAME_DTYPE
+    return RECOMPUTE_ADAPTER_CAST
 
 
 def memory_costs(arch: ModelArch, setup: TrainSetup) -> MemoryCosts:

@@ -185,9 +185,10 @@ def test_qlora_as_trl_builds_it_keeps_bf16_adapters_and_shares_their_input() -> 
 
 
 def test_the_recomputed_layer_is_smaller_with_trls_bf16_qlora_adapters() -> None:
-    # the recomputed layer's multiple of its saved tensors: 2 with fp32 adapters, 1.4 with
-    # the bf16 adapters TRL gives QLoRA (bench/MODEL.md "The recomputed layer by adapter
-    # dtype"); after prepare_model_for_kbit_training the adapters are fp32 again
+    # the recomputed layer's multiple of its saved tensors: 2 where PEFT's cast of the
+    # adapters' input copies (LoRA's fp32 adapters), 1.4 with the bf16 adapters TRL gives
+    # QLoRA on its bf16 stream (bench/MODEL.md "The recomputed layer by adapter dtype");
+    # prepare_model_for_kbit_training makes the stream fp32, so the cast copies again
     arch = _arch("Qwen/Qwen3-1.7B")
     qlora = dataclasses.replace(_setup(method="qlora"), lora_dropout=0.05)
     prepared = dataclasses.replace(qlora, prepare_for_kbit=True)
