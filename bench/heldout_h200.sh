@@ -3,7 +3,8 @@
 # workloads, own process"). Group A: h01-h04; group B: h05-h07 and a calibration of one other
 # workload (passed later as --profile); C and D: six more workloads and the same calibration,
 # 2026-12-04; E and F: six more and the calibration, the same day; G and H: six more and the
-# calibration, the eighth session. Every split is the user's
+# calibration, the eighth session; I, J and K: six more, the host-bound split of each in three
+# processes, and the calibration, the ninth session (2026-12-05). Every split is the user's
 # plain TRL script in its own process (bench/user_script.py); results go to $OUT as they come.
 #   bash bench/heldout_h200.sh A    (on the device, after installing .wheels and the project)
 set -uo pipefail
@@ -11,6 +12,7 @@ H=bench/jobs/heldout
 N=bench/jobs/heldout3
 Q=bench/jobs/heldout4
 V=bench/jobs/heldout5
+W=bench/jobs/heldout6
 COMMON=(--user-only --warmup 3 --updates 10)
 case "$1" in
   A) python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-A.json" \
@@ -60,5 +62,29 @@ case "$1" in
        $V/h27-gemma2-2b-qlora-s1024-b8.yaml:2x4,8x1 \
        $V/h28-mistral-7b-s2048-b4.yaml:1x4,4x1 \
        $V/h24-qwen2.5-7b-qlora-s1024-b8.yaml:2x4,8x1 ;;
-  *) echo "usage: heldout_h200.sh A|B|C|D|E|F|G|H" >&2; exit 2 ;;
+  # the ninth session (2026-12-05): six more, predicted before they ran
+  # (bench/results/heldout-2026-12-05/); every split once, then the host-bound one of each
+  # workload twice more after the group's first pass (the model predicts the expected run;
+  # one process is one draw of the host: bench/MODEL.md, "One run is one draw")
+  I) python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
+       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-I.json" \
+       $W/h30-qwen2.5-0.5b-s1024-b16.yaml:4x4,16x1 \
+       $W/h33-smollm2-135m-full-s1024-b32.yaml:8x4,32x1
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --rounds 2 \
+       --out "$OUT/heldout-I-repeats.json" \
+       $W/h30-qwen2.5-0.5b-s1024-b16.yaml:4x4 $W/h33-smollm2-135m-full-s1024-b32.yaml:8x4 ;;
+  J) python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-J.json" \
+       $W/h31-llama3.2-3b-nogc-s512-b8.yaml:2x4,8x1 \
+       $W/h34-gemma2-2b-attn-r8-s2048-b4.yaml:1x4,4x1
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --rounds 2 \
+       --out "$OUT/heldout-J-repeats.json" \
+       $W/h31-llama3.2-3b-nogc-s512-b8.yaml:2x4 $W/h34-gemma2-2b-attn-r8-s2048-b4.yaml:1x4 ;;
+  K) python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-K.json" \
+       $W/h32-qwen3-4b-qlora-s512-b8.yaml:4x2,8x1 \
+       $W/h35-qwen3-1.7b-r64-s1024-b8.yaml:2x4,8x1
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --rounds 2 \
+       --out "$OUT/heldout-K-repeats.json" \
+       $W/h32-qwen3-4b-qlora-s512-b8.yaml:4x2 $W/h35-qwen3-1.7b-r64-s1024-b8.yaml:2x4 ;;
+  *) echo "usage: heldout_h200.sh A|B|C|D|E|F|G|H|I|J|K" >&2; exit 2 ;;
 esac
