@@ -87,6 +87,22 @@ case "$1" in
         run7 $twin 4x4; run7 $full 4x4; run7 $twin 16x1 --trace 2; run7 $full 16x1 --trace 2
       fi
     done ;;
+  # Run 10 (2026-12-05, ninth session). fullft3: the four held-out full fine-tunes (h33,
+  # h26, h14, h19; host-bound splits 8-38 % under the model) beside their LoRA twins (dropout
+  # 0, bench/jobs/fullft/twin-*), at the held-out split, each pair back to back, the order
+  # alternating between pairs (h14 at 1x8: its 2x4 is not host-bound enough to count).
+  fullft3)
+    F=bench/jobs/fullft
+    order=0
+    for spec in heldout6/h33-smollm2-135m-full-s1024-b32:twin-h33-smollm2-135m-lora-d0-s1024-b32:8x4 \
+                heldout5/h26-qwen3-0.6b-full-s1024-b16:twin-h26-qwen3-0.6b-lora-d0-s1024-b16:4x4 \
+                heldout3/h14-qwen3-1.7b-full-nogc-s1024-b8:twin-h14-qwen3-1.7b-lora-d0-nogc-s1024-b8:1x8 \
+                heldout4/h19-smollm2-360m-full-nogc-s512-b16:twin-h19-smollm2-360m-lora-d0-nogc-s512-b16:2x8; do
+      IFS=: read -r full twin split <<< "$spec"
+      full=bench/jobs/$full.yaml; twin=$F/$twin.yaml
+      if [ $((order++ % 2)) = 0 ]; then pair=("$full" "$twin"); else pair=("$twin" "$full"); fi
+      for job in "${pair[@]}"; do user run10-fullft.jsonl "$job" "$split" --updates 10; done
+    done ;;
   # fused: Phi-3-mini's GPU-bound miss isolated: the same job (LoRA on o_proj and down_proj
   # only) as Phi-3 (fused qkv_proj, gate_up_proj) and with the same sizes as a Llama
   # (unfused), traced at 8x1 and 2x4, then an op table of each at 8x1.
