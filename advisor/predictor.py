@@ -385,7 +385,7 @@ def _shipped_profiles() -> tuple[Profile, ...]:
 REFERENCE_FIT = "reference_fit.json"  # embedded; gacost.advisor.build_reference_fit writes it
 # The model's formulas, by name: change it with any formula of the model modules (a forgotten
 # change fails tests/test_model_v2.py, which compares the saved fit with a new one).
-MODEL_VERSION = "2026-12-04 QLoRA host from twin pairs, bf16 adapters recompute"
+MODEL_VERSION = "2026-12-05 full fine-tune host from twin pairs"
 
 
 def model_constants(terms: TimeModelParams = DEFAULT_PARAMS) -> str:

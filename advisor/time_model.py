@@ -125,6 +125,9 @@ class TimeModelParams:
     """bitsandbytes' Python work per 4-bit linear: QLoRA's host seconds per launch over its
     LoRA twin's, run one after the other in their own processes on one host (six pairs of
     five workloads, 1.08-1.45; the geometric mean over workloads, ``bench/method_host.py``)."""
+    host_factor_full: float = 1.04
+    """A full fine-tune's host seconds per launch over its LoRA twin's, measured the same way
+    (ten pairs of seven workloads, 0.99-1.10, log se 0.015; ``bench/method_host.py``)."""
     host_factor_liger: float = 1.6
     """Triton launches from Python: 47-53 us."""
     host_factor_compile: float = 1.21
@@ -388,7 +391,7 @@ def dram_share(
 
 def host_factor(setup: TrainSetup, terms: TimeModelParams = DEFAULT_PARAMS) -> float:
     """Host seconds per launch relative to LoRA with gradient checkpointing (measured)."""
-    f = terms.host_factor_qlora if setup.method == "qlora" else 1.0
+    f = {"qlora": terms.host_factor_qlora, "full": terms.host_factor_full}.get(setup.method, 1.0)
     if setup.liger:
         f *= terms.host_factor_liger
     if setup.torch_compile:

@@ -5,7 +5,8 @@ LoRA twin (the same model, tokens and batch, ``method: lora``), each the user's 
 script in its own process, one right after the other on one host, in both orders across a
 file's pairs. QLoRA: ``bash bench/calibrate_rounds_h200.sh qloratrace``, ``qloratrace2``,
 ``qloratwins1``, ``qloratwins2`` (``bench/results/calibrate-vs-user/run9/qlora/``, twins in
-``bench/jobs/twins/``). Full fine-tunes: ``fullft1``, ``fullft2`` (``run7/run7-fullft.jsonl``,
+``bench/jobs/twins/``). Full fine-tunes: ``fullft1``, ``fullft2`` (``run7/run7-fullft.jsonl``)
+and ``fullft3`` (``run10/run10-fullft.jsonl``, the held-out full fine-tunes; twins in
 ``bench/jobs/fullft/``).
 
 From each run's median seconds per update the host's part of a micro-step is taken out of
@@ -17,10 +18,10 @@ machine's speed cancels. Only pairs whose members are both host-bound (model hos
 0.95) count. A workload paired more than once counts once (the geometric mean of its
 pairs); a method's factor is the geometric mean over its workloads, with its standard error.
 
-Shipped: ``TimeModelParams.host_factor_qlora`` is QLoRA's derived factor. A full
-fine-tune's is within two standard errors of 1, so it is not modelled (a full fine-tune pays
-LoRA's host per launch). Where a run was traced (``--trace``), the profiler's host
-microseconds per kernel are shown beside it.
+Shipped: ``TimeModelParams.host_factor_qlora`` and ``host_factor_full`` are the derived
+factors, rounded to two decimals (a method's factor is modelled once it is more than two
+standard errors from 1: the full fine-tune's since run 10, seven workloads). Where a run was
+traced (``--trace``), the profiler's host microseconds per kernel are shown beside it.
 
     python bench/method_host.py
 
@@ -44,7 +45,7 @@ from gacost.base.job import Job, load_job
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "calibrate-vs-user"
 FILES = (*sorted((RESULTS / "run9" / "qlora").glob("*.jsonl")),
-         RESULTS / "run7" / "run7-fullft.jsonl")
+         RESULTS / "run7" / "run7-fullft.jsonl", RESULTS / "run10" / "run10-fullft.jsonl")
 OUT = ROOT / "bench" / "results" / "method_host.json"
 GPU = "H200-SXM"
 HOST_BOUND = 0.95
@@ -57,7 +58,7 @@ def host_per_launch(job: Job, run: dict[str, Any]) -> tuple[float, float]:
     assert arch is not None, job.model
     setup = predictor.setup_for(job.workload(arch.name))
     # the method's own factor is what is measured: price every run at LoRA's (1)
-    terms = replace(DEFAULT_PARAMS, host_factor_qlora=1.0)
+    terms = replace(DEFAULT_PARAMS, host_factor_qlora=1.0, host_factor_full=1.0)
     costs = time_model.work_costs(arch, setup, terms)
     rates = time_model.gpu_rates(gpu_table.gpu_specs()[GPU], costs.compute_precision, terms)
     assert rates is not None
@@ -142,8 +143,9 @@ def main() -> None:
               f"{d['pairs']} pairs); per workload "
               + ", ".join(f"{w.split('-')[0]} {f:.3f}" for w, f in d["per_workload"].items()))
     report["shipped_host_factor_qlora"] = DEFAULT_PARAMS.host_factor_qlora
-    print(f"shipped host_factor_qlora {DEFAULT_PARAMS.host_factor_qlora}; a full fine-tune "
-          "is priced at LoRA's (1)")
+    report["shipped_host_factor_full"] = DEFAULT_PARAMS.host_factor_full
+    print(f"shipped host_factor_qlora {DEFAULT_PARAMS.host_factor_qlora}, host_factor_full "
+          f"{DEFAULT_PARAMS.host_factor_full}")
     OUT.write_text(json.dumps(report, indent=1) + "\n")
 
 
