@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 import sys
 import types
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +18,23 @@ from gacost.commands.cli import main
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "qwen3-1.7b-lora.yaml"
 
 
+@pytest.fixture
+def ctrl_c_reaches_us() -> Iterator[None]:
+    """Python's own SIGINT handler for the test: a shell starts background jobs with SIGINT
+    ignored (POSIX, job control off), and an ignored SIGINT is left ignored by design
+    (``test_an_ignored_sigint_stays_ignored``), so these tests would read how pytest was
+    launched instead of the code."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def _busy() -> int:
     """Bytecodes after the signal: where Python would raise KeyboardInterrupt."""
     return sum(range(10_000))
 
 
-def test_an_interrupt_in_the_block_is_raised_after_it() -> None:
+def test_an_interrupt_in_the_block_is_raised_after_it(ctrl_c_reaches_us: None) -> None:
     before = signal.getsignal(signal.SIGINT)
     reached = []
     with pytest.raises(KeyboardInterrupt), deferred_interrupt():
@@ -67,7 +79,8 @@ class _SlowStack(types.ModuleType):
 
 
 def test_ctrl_c_while_calibrate_imports_torch_is_exit_130_after_the_import(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    ctrl_c_reaches_us: None,
 ) -> None:
     job = tmp_path / "job.yaml"
     job.write_text(EXAMPLE.read_text().replace("precision: fp16", "precision: bf16"))
