@@ -88,7 +88,7 @@ case "$1" in
       fi
     done ;;
   # Run 10 (2026-12-05, ninth session). fullft3: the four held-out full fine-tunes (h33,
-  # h26, h14, h19; host-bound splits 8-38 % under the model) beside their LoRA twins (dropout
+  # h26, h14, h19; host-bound splits 2-27 % under the model) beside their LoRA twins (dropout
   # 0, bench/jobs/fullft/twin-*), at the held-out split, each pair back to back, the order
   # alternating between pairs (h14 at 1x8: its 2x4 is not host-bound enough to count).
   fullft3)
