@@ -232,9 +232,10 @@ def noise_floor(first: list[dict[str, Any]], process_log_sd: dict[str, dict[str,
                 draws: int = 20000, seed: int = 19) -> dict[str, Any]:
     """What each held-out session's targets would read for a model that predicted every
     split's expected run (its geometric mean over processes) exactly: each split's error one
-    draw of the spread between processes of its host group (``process_log_sd``, pooled from
-    the splits run in several processes in one day), over ``draws`` simulated sessions of
-    that session's splits. A floor: a model cannot know a day's host either."""
+    draw of the spread between processes of its host group (``process_log_sd``: pooled from
+    the splits run in several processes in one day, or one session's), over ``draws``
+    simulated sessions of that session's splits. A floor: a model cannot know a day's host
+    either."""
     import random
 
     rng = random.Random(seed)
@@ -330,13 +331,11 @@ def main() -> None:
     # earlier repeats were partly chosen for their errors, and span hours): its spread is the
     # within-session one, the pooled one an upper side
     within = repeated_splits([r for r in held if r["set"] == SESSIONS[-1]])["process_log_sd"]
+    report["within_session_log_sd"] = within
     report["noise_floor"] = {
         "pooled": noise_floor(first, rep["process_log_sd"]),
-        "within_session": noise_floor(first, {**rep["process_log_sd"], **within}),
-        "within_session_log_sd": within}
+        "within_session": noise_floor(first, {**rep["process_log_sd"], **within})}
     for label, floor in report["noise_floor"].items():
-        if label.endswith("_sd"):
-            continue
         print(f"\na model that predicted each split's expected run exactly, against one process "
               f"per split ({label.replace('_', ' ')} spread between processes):")
         for name, f in floor.items():
