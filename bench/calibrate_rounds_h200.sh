@@ -195,6 +195,22 @@ case "$1" in
                 twins/twin-h05-qwen3-4b-lora-s1024-b8:2x4 heldout/h05-qwen3-4b-qlora-s1024-b8:2x4; do
       user qlora-twins.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 10
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2" >&2
+  # Run 11 (2026-12-05, tenth session). sustain: does a call's first process run fast, and
+  # does a short run's median stand for a long run's mean? The other workload of the held-out
+  # sessions at its host-bound 4x1: calibrate, three short user runs, one user run of 350
+  # updates, three short user runs, calibrate, all in one call; start times in sustain-at.txt.
+  sustain)
+    J=bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml
+    cal() { echo "cal$1 $(date +%s.%N)" >> "$OUT/sustain-at.txt"
+            python3 -m gacost calibrate --job $J --splits 4x1 --out "$OUT/sustain-cal$1.json" \
+              --force --quiet > /dev/null 2>&1; }
+    short() { echo "short$1 $(date +%s.%N)" >> "$OUT/sustain-at.txt"
+              user sustain.jsonl $J 4x1 --updates 10; }
+    cal 1; short 1; short 2; short 3
+    echo "long $(date +%s.%N)" >> "$OUT/sustain-at.txt"
+    user sustain-long.jsonl $J 4x1 --updates 350
+    short 4; short 5; short 6; cal 2
+    echo "end $(date +%s.%N)" >> "$OUT/sustain-at.txt" ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain" >&2
      exit 2 ;;
 esac

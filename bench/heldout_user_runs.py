@@ -19,7 +19,8 @@ split's first process (``*-repeats.json`` holds the later processes of the same 
 splits run in several processes are compared with their geometric mean too, and
 ``noise_floor`` says what the targets would read for a model that predicted every split's
 expected run exactly, given the spread between processes measured here: pooled over every
-repeated split, and within one session (the ninth's planned repeats).
+repeated split, and within one session (the ninth's planned repeats). ``position_in_call``
+asks whether a device call's early processes run faster than its later ones.
 """
 
 from __future__ import annotations
@@ -258,6 +259,38 @@ def noise_floor(first: list[dict[str, Any]], process_log_sd: dict[str, dict[str,
     return out
 
 
+def position_in_call(rows: list[dict[str, Any]], least: int = 4) -> dict[str, Any]:
+    """Do a call's early processes run faster? Within each result file of ``least`` or more
+    runs (one device call's processes, in the order they ran), each host-bound or mixed run's
+    log(measured / predicted) less the file's mean (which takes out the day's host and the
+    workloads' mix), against its place in the call (0 first, 1 last): the least-squares slope
+    with its standard error, and the mean of each third."""
+    points: list[tuple[float, float]] = []
+    calls: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        calls.setdefault((r["set"], r["run"]), []).append(r)
+    for runs in calls.values():
+        if len(runs) < least:
+            continue
+        placed = [(i / (len(runs) - 1), math.log(r["measured_s"] / r["predicted_s"]))
+                  for i, r in enumerate(runs) if r["host"] != "GPU-bound"]
+        if len(placed) < 3:
+            continue
+        mean = statistics.fmean(e for _, e in placed)
+        points += [(x, e - mean) for x, e in placed]
+    xs = [x for x, _ in points]
+    mx = statistics.fmean(xs)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * e for x, e in points) / sxx
+    resid = [e - slope * (x - mx) for x, e in points]
+    se = math.sqrt(sum(v * v for v in resid) / (len(points) - 2) / sxx)
+    thirds = [[e for x, e in points if lo <= x < hi] for lo, hi in
+              ((0.0, 1 / 3), (1 / 3, 2 / 3), (2 / 3, 1.01))]
+    return {"processes": len(points), "slope_log_per_call": round(slope, 4),
+            "slope_se": round(se, 4),
+            "thirds_mean_log": [round(statistics.fmean(t), 4) for t in thirds]}
+
+
 def term_scan(name: str, values: Sequence[float]) -> None:
     """``--scan TERM V ...`` (``--overlap P ...`` is ``--scan overlap P ...``): the model
     refitted with each value of one fixed term of :class:`TimeModelParams` (the reference
@@ -349,6 +382,10 @@ def main() -> None:
           f"{rep['max_abs_error']:.1%}; the spread between processes (pooled log sd): "
           + ", ".join(f"{h} {v['sd']:.3f} ({v['df']} df)"
                       for h, v in rep["process_log_sd"].items()))
+    report["position_in_call"] = pos = position_in_call(held)
+    print(f"place in the call ({pos['processes']} host-bound or mixed processes, each against "
+          f"its call's mean): slope {pos['slope_log_per_call']:+.3f} +- {pos['slope_se']:.3f} "
+          f"log per call, thirds " + " / ".join(f"{v:+.3f}" for v in pos["thirds_mean_log"]))
     peaks = [r["predicted_peak_gib"] / r["measured_peak_gib"] - 1 for r in held
              if r.get("measured_peak_gib") and r.get("predicted_peak_gib")]
     if peaks:
