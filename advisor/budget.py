@@ -117,7 +117,7 @@ def collect(job: Job, offers: Sequence[Offer], profiles: Sequence[Profile] = (),
         if not any(e.fits and e.seconds_per_update is not None for e in est.estimates):
             what = f"sweep group '{g.name}': " if job.sweep is not None else ""
             raise InfeasibleError(f"{what}{NOTHING_FITS}")
-        groups.append((run_group(g.job, g.name, g.runs), est.estimates))
+        groups.append((run_group(g.job, est, g.name, g.runs), est.estimates))
         notes += [n for n in est.notes if n not in notes]
         offers_here = est.offers
     plans, missing = candidate_plans(groups, offers_here, limits)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from gacost.advisor import predictor, time_model
+from gacost.advisor import checkpoints, predictor, time_model
 from gacost.advisor.planner import Limits, RunGroup
 from gacost.advisor.predictor import TrainSetup
 from gacost.advisor.split_estimates import (
@@ -204,8 +204,12 @@ def job_limits(job: Job, *, spot: bool | None = None, spot_allowance: float | No
     )
 
 
-def run_group(job: Job, name: str = "job", runs: int | None = None) -> RunGroup:
-    """The planning view of a (group) job."""
+def run_group(job: Job, est: Estimated, name: str = "job", runs: int | None = None) -> RunGroup:
+    """The planning view of a (group) job: its runs, updates, and checkpoints as the job's
+    ``save_steps`` and ``save_only_model`` write them (:mod:`gacost.advisor.checkpoints`)."""
+    nbytes = checkpoints.checkpoint_bytes(est.arch, est.setup, weights_only=job.save_only_model)
     return RunGroup(name, job.runs if runs is None else runs, job.updates,
-                    job.sequence_length, job.effective_batch)
+                    job.sequence_length, job.effective_batch,
+                    save_every=checkpoints.save_interval(job.updates, job.save_steps),
+                    save_bytes=nbytes)
 

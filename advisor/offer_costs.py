@@ -44,11 +44,6 @@ BILLING_TERMS: dict[str, BillingTerms] = {
     ),
 }
 
-#: transformers' TrainingArguments default ``save_steps`` (save_strategy "steps"): the
-#: checkpoint interval in updates when a job does not say otherwise.
-DEFAULT_SAVE_STEPS = 500
-
-
 def terms_for(provider: str) -> BillingTerms:
     """The billing terms of ``provider`` (the default terms when none are sourced)."""
     return BILLING_TERMS.get(provider.lower(), BillingTerms())
@@ -71,8 +66,9 @@ def spot_time_factor(rate_per_hour: float, checkpoint_hours: float, restart_hour
     return math.inf if loss >= 1.0 else 1.0 / (1.0 - loss)
 
 
-def checkpoint_hours(seconds_per_update: float, save_steps: int = DEFAULT_SAVE_STEPS) -> float:
-    """Hours between checkpoints of a run saving every ``save_steps`` updates."""
+def checkpoint_hours(seconds_per_update: float, save_steps: int) -> float:
+    """Hours between checkpoints of a run saving every ``save_steps`` updates (a run that
+    saves nothing: its updates)."""
     return max(seconds_per_update, 0.0) * save_steps / 3600.0
 
 

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from gacost.advisor import offer_costs
+from gacost.advisor import checkpoints, offer_costs
 from gacost.advisor.split_estimates import Source, SplitEstimate
 from gacost.base.errors import InfeasibleError
 from gacost.base.records import Offer
@@ -79,6 +79,23 @@ class RunGroup:
     updates: int
     sequence_length: int
     effective_batch: int
+    save_every: int = 0  # updates between checkpoints (0: none); one more at the end
+    save_bytes: float = 0.0  # bytes of one checkpoint (advisor.checkpoints)
+
+    @property
+    def save_seconds(self) -> float:
+        """Seconds of one checkpoint."""
+        return checkpoints.save_seconds(self.save_bytes)
+
+    @property
+    def saves(self) -> int:
+        """Checkpoints of one run: every ``save_every`` updates and at the end."""
+        return checkpoints.saves_per_run(self.updates, self.save_every)
+
+    @property
+    def checkpoint_seconds(self) -> float:
+        """Seconds one run spends writing its checkpoints."""
+        return self.saves * self.save_seconds
 
 
 @dataclass(frozen=True)
@@ -96,10 +113,10 @@ class GroupRun:
 
     @property
     def hours_per_run(self) -> float:
-        """One run's hours, without any spot allowance: the updates plus the estimate's
-        once-per-run set-up (torch.compile's compilation)."""
+        """One run's hours, without any spot allowance: the updates, the estimate's
+        once-per-run set-up (torch.compile's compilation) and the run's checkpoints."""
         return (self.seconds_per_update * self.group.updates
-                + self.estimate.setup_seconds) / 3600.0
+                + self.estimate.setup_seconds + self.group.checkpoint_seconds) / 3600.0
 
 
 @dataclass(frozen=True)
@@ -405,7 +422,9 @@ def candidate_plans(
         for pricing, rate in _price_options(offer, limits.spot):
             allowance = 0.0 if pricing != "spot" else offer_costs.spot_allowance(
                 offer.interruption_per_hour, default=limits.spot_allowance,
-                checkpoint_hours=offer_costs.checkpoint_hours(runs[0].seconds_per_update),
+                checkpoint_hours=offer_costs.checkpoint_hours(
+                    runs[0].seconds_per_update,
+                    runs[0].group.save_every or runs[0].group.updates),
                 restart_hours=offer_costs.terms_for(offer.provider).startup_s / 3600.0)
             plans.append(Plan(offer, pricing, rate, runs, allowance, limits.parallel))
     return plans, missing

@@ -145,7 +145,7 @@ def recommend(
     base = job.model_copy(update={"sweep": None}) if job.sweep is not None else job
     est = estimate_job(base, offers, user_profiles)
     limits = job_limits(base)
-    candidates, _ = candidate_plans([(run_group(base), est.estimates)], est.offers, limits)
+    candidates, _ = candidate_plans([(run_group(base, est), est.estimates)], est.offers, limits)
     objective = job_objective(base)
     ranked = plan(candidates, objective, limits)
     winner = ranked[0]

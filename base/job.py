@@ -183,6 +183,10 @@ class Job(_Strict):
     vram_margin: float = Field(0.10, ge=0, lt=0.9)
     max_instances: int = Field(8, ge=1, le=1000)
     spot_allowance: float = Field(0.2, ge=0, le=10)
+    # checkpoints as the user's Trainer writes them, by TrainingArguments' names: every
+    # ``save_steps`` updates and at the end (0: none; below 1: a share of the run)
+    save_steps: float = Field(500, ge=0, le=1e10)
+    save_only_model: bool = False
     sweep: Annotated[list[RunGroup], Field(max_length=1000)] | None = None
     gpus_per_run: int | Literal["choose"] = 1
     # the command a run of the plan runs (``recommend --sky-task``); one line, no control
@@ -223,6 +227,9 @@ class Job(_Strict):
                 raise ValueError(
                     f"micro_batches: {m} does not divide effective_batch {self.effective_batch}"
                 )
+        if self.save_steps > 1 and self.save_steps != int(self.save_steps):
+            raise ValueError(f"save_steps: {self.save_steps} is neither a whole number of "
+                             "updates nor a share of the run below 1 (0: no checkpoints)")
         if "qlora" in self.model_fields_set and self.method != "qlora":
             raise ValueError("qlora: only applies with method: qlora")
         if self.gpus is not None and not self.gpus:

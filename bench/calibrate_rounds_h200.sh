@@ -211,6 +211,16 @@ case "$1" in
     user sustain-long.jsonl $J 4x1 --updates 350
     short 4; short 5; short 6; cal 2
     echo "end $(date +%s.%N)" >> "$OUT/sustain-at.txt" ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain" >&2
+  # Run 12 (2026-12-05, eleventh session). saves: what a checkpoint costs, timed by the
+  # Trainer's on_save (bench/MODEL.md, "Checkpoints"): full fine-tunes of four sizes and LoRA
+  # of two, TRL's checkpoint (weights or adapter, optimizer, scheduler, RNG, trainer state)
+  # every 2 updates, 6 updates: three saves each, the first to a cold output folder.
+  saves)
+    for spec in heldout6/h33-smollm2-135m-full-s1024-b32:32x1 heldout3/h14-qwen3-1.7b-full-nogc-s1024-b8:8x1 \
+                heldout2/h09-gemma2-2b-full-s512-b16:16x1 fullft/qwen3-0.6b-full-s512-b16:16x1 \
+                heldout2/h08-qwen2.5-7b-s1024-b8:8x1 twins/twin-h16-qwen2.5-1.5b-lora-r64-s2048-b4:4x1; do
+      user saves.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 3 --save-steps 2
+    done ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves" >&2
      exit 2 ;;
 esac

@@ -12,7 +12,9 @@ built before training, are the project's (:mod:`gacost.calibration.builder`, wha
 and the other bench scripts train on; on the device the project is installed,
 ``PYTHONPATH=/tmp/site``). Every update is timed between ``on_step_end`` callbacks with a
 device synchronisation; after ``--warmup`` updates the median of ``--updates`` timed ones is
-the split's time. Prints one JSON line.
+the split's time. Checkpoints are TRL's (every 500 updates and one at the end, or
+``--save-steps N``); each save is timed apart from the updates (``save_seconds``). Prints one
+JSON line.
 
     python bench/user_script.py bench/jobs/qwen3-1.7b-lora-bf16.yaml --micro-batch 2 \
         --grad-accum 2 --warmup 5 --updates 20
@@ -60,6 +62,7 @@ class Timer(TrainerCallback):  # type: ignore[misc]
     def __init__(self) -> None:
         self.times: list[float] = []
         self.phases: list[dict[str, float]] = []
+        self.saves: list[float] = []
         self.last = 0.0
         self.marks: dict[str, float] = {}
 
@@ -84,6 +87,13 @@ class Timer(TrainerCallback):  # type: ignore[misc]
         if {"begin", "pre", "opt"} <= m.keys():
             self.phases.append({"fetch": m["begin"] - self.last, "train": m["pre"] - m["begin"],
                                 "optimizer": m["opt"] - m["pre"], "tail": now - m["opt"]})
+        self.last = now
+
+    def on_save(self, args, state, control, **kw):  # type: ignore[no-untyped-def]
+        """A checkpoint's seconds: the Trainer saves after an update's ``on_step_end`` and
+        calls this when the checkpoint is written; the next update's time starts here."""
+        now = time.perf_counter()
+        self.saves.append(now - self.last)
         self.last = now
 
 
@@ -274,6 +284,9 @@ def main() -> None:
     p.add_argument("--memory-peak", action="store_true",
                    help="one more update with the allocator's history: what is live at its "
                         "peak, by the code that allocated it")
+    p.add_argument("--save-steps", type=int, default=None,
+                   help="save a checkpoint every N updates (default: TRL's, 500, and one "
+                        "at the end); each save's seconds are reported (save_seconds)")
     p.add_argument("--model-type", default=None,
                    help="build the model's dimensions as this architecture (e.g. llama: "
                         "Phi-3-mini's sizes with unfused projections)")
@@ -318,6 +331,7 @@ def main() -> None:
             fp16=precision == "fp16",
             report_to="none",
             use_cpu=not CUDA,
+            **({"save_steps": a.save_steps} if a.save_steps else {}),
         )
         traced = Traced(a.warmup + a.updates, a.trace, a.grad_accum) if a.trace else None
         ops = OpTable(a.warmup + a.updates, a.op_table) if a.op_table and not a.trace else None
@@ -347,6 +361,7 @@ def main() -> None:
         "warmup": a.warmup, "timed": len(timed),
         "median_s": statistics.median(timed), "mean_s": statistics.fmean(timed),
         "train_seconds": train_s, "process_seconds": time.perf_counter() - START,
+        "save_seconds": [round(t, 4) for t in timer.saves],
         "peak_reserved_gib": torch.cuda.max_memory_reserved() / 2**30 if CUDA else None,
         "peak_allocated_gib": torch.cuda.max_memory_allocated() / 2**30 if CUDA else None,
         "gpu": torch.cuda.get_device_name() if CUDA else "cpu",

@@ -39,7 +39,9 @@ gradient_accumulation_steps x gpus_per_run``; ``sequence_length`` from ``max_len
 ``gradient_checkpointing``; ``torch_compile`` and ``liger`` from ``torch_compile`` and
 ``use_liger_kernel``; ``work.updates`` from ``max_steps > 0``, else
 ``work.samples`` (not in a TRL config: ``--samples`` or the job file) x
-``num_train_epochs``. ``micro_batches`` stays open so every split is planned; the user's
+``num_train_epochs``; ``save_steps`` from ``save_strategy`` and ``save_steps`` (``no``: 0,
+``epoch``: a share of the run per epoch), and ``save_only_model``, where the file sets them.
+``micro_batches`` stays open so every split is planned; the user's
 split (``per_device_train_batch_size x gradient_accumulation_steps``) is kept on
 :class:`TrlJob` for the reports. Whatever else the job needs (runs, gpus, providers,
 objective, ...) comes from a partial job file and flags; a key given in two places with
@@ -77,6 +79,9 @@ TRAINER_DEFAULTS: dict[str, Any] = {
     "use_liger_kernel": False,
     "packing": False,
     "padding_free": False,
+    "save_strategy": "steps",
+    "save_steps": 500,
+    "save_only_model": False,
 }
 MODEL_DEFAULTS: dict[str, Any] = {
     "model_name_or_path": None,
@@ -268,6 +273,7 @@ def parse_trl_config(data: Mapping[str, Any], origin: str, kind: Kind) -> TrlCon
             values["work"] = {"epochs": epochs}
             sources["work"] = (f"{r.said('num_train_epochs', epochs)}, "
                                f"{r.said('max_steps', max_steps)}")
+    _saving(r, values, sources, epochs)
     for key, job_key in LEVERS.items():
         on = r.boolean(key, quiet=True)
         if on is not None:
@@ -291,6 +297,33 @@ def parse_trl_config(data: Mapping[str, Any], origin: str, kind: Kind) -> TrlCon
         max_steps=max_steps if max_steps > 0 else None, epochs=epochs or 0.0,
         values=values, sources=sources, notes=tuple(notes),
     )
+
+
+def _saving(r: _Reader, values: dict[str, Any], sources: dict[str, str],
+            epochs: float | None) -> None:
+    """``save_strategy``, ``save_steps`` and ``save_only_model`` onto the job's
+    ``save_steps`` (0: ``no``; an epoch's share of the run: ``epoch``; ``best`` saves at
+    most as often as ``steps``) and ``save_only_model``, where the file sets them."""
+    strategy = r.text("save_strategy")
+    if strategy not in ("no", "steps", "epoch", "best"):
+        r.bad("save_strategy", "one of no, steps, epoch, best")
+        return
+    steps: float | None = float(TRAINER_DEFAULTS["save_steps"])
+    if strategy == "no":
+        steps = 0.0
+    elif strategy == "epoch":  # a save at each epoch's end (a run of one: left out)
+        steps = 1.0 / epochs if epochs and epochs > 1 else 0.0
+    elif r.has("save_steps"):
+        steps = r.number("save_steps", 0.0, low_open=True)
+    if steps is not None and (r.has("save_strategy") or r.has("save_steps")):
+        values["save_steps"] = steps
+        sources["save_steps"] = ", ".join(r.said(k, r.raw(k)) for k in ("save_strategy",
+                                                                        "save_steps")
+                                          if r.has(k))
+    only = r.boolean("save_only_model", quiet=True)
+    if only is not None and r.has("save_only_model"):
+        values["save_only_model"], sources["save_only_model"] = only, r.said(
+            "save_only_model", only)
 
 
 def _sequence_length(r: _Reader, yaml_kind: bool, values: dict[str, Any],

@@ -172,6 +172,8 @@ def plan_row(p: Plan, dating: PriceDating | None = None) -> dict[str, Any]:
         "seconds_low": e.seconds_low, "seconds_high": e.seconds_high,
         "peak_low_gib": e.peak_low_gib, "peak_high_gib": e.peak_high_gib,
         "headroom_gib": e.headroom_gib,
+        "checkpoints": p.groups[0].group.saves,
+        "checkpoint_seconds": p.groups[0].group.checkpoint_seconds,
     }
     if dating is not None:
         row.update(dating.of(p.offer).fields())
@@ -254,6 +256,7 @@ def render_text(r: Report, yours: str | None = None, wide: bool = False,
         f"{w.hours_per_run:.2f} h and ${w.cost_per_run:.2f} per fine-tune, "
         f"${w.cost:.2f} for {r.runs} run(s){_instances_text(w)} [{we.time_source}{hours_band}]",
         *([yours] if yours else []),
+        *checkpoint_lines(w),
         "",
         tabulate([_fmt_plan(p, wide, dating) for p in r.plans], headers=_plan_headers(wide),
                  disable_numparse=True) if wide else
@@ -291,6 +294,20 @@ def render_text(r: Report, yours: str | None = None, wide: bool = False,
         out.append("note: the recommended time is predicted; `gacost calibrate` on that GPU "
                    "measures it")
     return "\n".join(out if wide else fit_width(out))
+
+
+def checkpoint_lines(p: Plan) -> list[str]:
+    """What the recommended plan's checkpoints add to a run, where that is at least 1% of it
+    (TRL's Trainer saves every ``save_steps`` updates and at the end; the run waits)."""
+    g = p.groups[0]
+    seconds = g.group.checkpoint_seconds
+    if not seconds or seconds < 0.01 * g.hours_per_run * 3600:
+        return []
+    gb = g.group.save_bytes / 1e9
+    return [f"  includes {g.group.saves} checkpoint(s) of {gb:.1f} GB, one every "
+            f"{g.group.save_every} updates: {seconds / 60:.1f} min per run "
+            f"({seconds / (g.hours_per_run * 36):.0f}%) and {g.group.saves * gb:.0f} GB of disk "
+            "unless save_total_limit; the job's save_steps and save_only_model set them"]
 
 
 def price_date_lines(offers: list[Any], read: str, dating: PriceDating | None) -> list[str]:

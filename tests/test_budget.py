@@ -225,7 +225,8 @@ def test_mixed_sweep_against_hand_computed_hours() -> None:
         assert [(g.estimate.micro_batch, g.estimate.grad_accum, g.estimate.time_source,
                  g.seconds_per_update) for g in p.groups] == [(4, 1, "measured", T4_4X1)] * 3
         assert p.groups[0].group is found.groups[0]
-    # 4 x 1000 + 2 x 3000 + 1 x 1000 = 11000 updates = 11 U hours
+    # 4 x 1000 + 2 x 3000 + 1 x 1000 = 11000 updates = 11 U hours (checkpoints off)
+    assert [g.saves for g in found.groups] == [0, 0, 0]
     assert plans["cheap", "on-demand"].gpu_hours == pytest.approx(11 * U)
     assert plans["cheap", "on-demand"].cost == pytest.approx(11 * U * 0.45)
     assert plans["test", "on-demand"].cost == pytest.approx(11 * U * 0.526)
@@ -274,10 +275,29 @@ def test_mixed_sweep_against_hand_computed_hours() -> None:
     assert [r.units_bought for r in bp.rows] == [5, 3, 2]
 
 
+def test_checkpoints_add_their_saves_to_every_run() -> None:
+    # TRL's default, a save every 500 updates and one at the end: 4 x 2 + 2 x 6 + 1 x 2 = 22
+    # saves; each of Qwen3-1.7B's LoRA r16 on every linear: 28 layers x 16 x (4096 + 3072 +
+    # 3072 + 4096 + 3 x 8192) = 17,432,576 fp32 adapter parameters, their two Adam moments
+    # beside them: 209,190,912 bytes, at 1 s per GB
+    job = load_job(MIXED).model_copy(update={"save_steps": 500})
+    found = collect(job, OFFERS, limits=SPOT)
+    assert [(g.save_every, g.saves) for g in found.groups] == [(500, 2), (500, 6), (500, 2)]
+    assert [g.save_seconds for g in found.groups] == [pytest.approx(0.209190912)] * 3
+    hours = 11 * U + 22 * 0.209190912 / 3600
+    cheap = next(p for p in found.plans if p.provider == "cheap")
+    assert cheap.gpu_hours == pytest.approx(hours)
+    assert cheap.cost == pytest.approx(hours * 0.45)
+    # weights only (save_only_model): a third of the bytes
+    weights = collect(job.model_copy(update={"save_only_model": True}), OFFERS, limits=SPOT)
+    assert weights.groups[0].save_seconds == pytest.approx(0.209190912 / 3)
+
+
 def test_single_group_runs_and_spot_off() -> None:
     job = parse_job({"model": "Qwen/Qwen3-1.7B", "lora": {"r": 16, "alpha": 32},
                      "sequence_length": 512, "effective_batch": 4, "precision": "fp16",
-                     "work": {"updates": 1000}, "gpus": ["T4"], "runs": 3})
+                     "work": {"updates": 1000}, "gpus": ["T4"], "runs": 3,
+                     "save_steps": 0})
     found = collect(job, OFFERS, limits=Limits(spot=False))
     assert {p.pricing for p in found.plans} == {"on-demand"}
     bp = plan_budget(found.plans, Limits(), budget_usd=1.0)

@@ -101,8 +101,11 @@ def test_json_and_csv_carry_the_same_plans() -> None:
     for key in ("gpu", "provider", "split", "seconds_per_update", "cost_per_run", "fits"):
         assert key in header and key in as_json["plans"][0]
     for plan in as_json["plans"]:
+        # 5000 updates, a checkpoint every 500 (TRL's default): ten saves
+        assert plan["checkpoints"] == 10 and plan["checkpoint_seconds"] > 0
         assert plan["cost_per_run"] == pytest.approx(
-            plan["seconds_per_update"] * as_json["updates"] * plan["rate_hour"] / 3600
+            (plan["seconds_per_update"] * as_json["updates"] + plan["checkpoint_seconds"])
+            * plan["rate_hour"] / 3600
         )
         assert plan["cost_all_runs"] == pytest.approx(plan["cost_per_run"] * as_json["runs"])
 
@@ -115,7 +118,9 @@ def test_published_t4_profile_cost_is_exact() -> None:
     e = best.estimate
     assert (e.time_source, e.micro_batch, e.grad_accum) == ("measured", 4, 1)
     assert e.seconds_per_update == 2.3792
-    assert best.cost_per_run == 2.3792 * job.updates * 0.526 / 3600
+    # and ten checkpoints of 209,190,912 bytes (tests/test_budget.py), at 1 s per GB
+    assert best.cost_per_run == pytest.approx(
+        (2.3792 * job.updates + 10 * 0.209190912) * 0.526 / 3600)
 
 
 @pytest.mark.parametrize(

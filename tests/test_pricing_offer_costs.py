@@ -55,14 +55,20 @@ def test_planner_charges_expected_restarts_and_the_billing_minimum() -> None:
     rate = spot_advisor.interruptions_per_hour(spot_advisor.bucket_share(">20%"))
     risky = replace(offer, interruption_per_hour=rate)
     estimate = SplitEstimate("L4", 4, 1, 1.8, "measured", 5.0, "measured", 20.0, True)
-    group = RunGroup("job", runs=1, updates=10, sequence_length=512, effective_batch=4)
+    group = RunGroup("job", runs=1, updates=10, sequence_length=512, effective_batch=4,
+                     save_every=500)
     limits = Limits(spot=True, spot_allowance=0.2)
     plans, _ = candidate_plans([(group, [estimate])], [offer, risky], limits)
     spot = [p for p in plans if p.pricing == "spot"]
     assert [p.allowance for p in spot][0] == 0.2  # no published rate: the job's allowance
-    ckpt = 500 * 1.8 / 3600  # transformers' default save_steps
+    ckpt = 500 * 1.8 / 3600  # a checkpoint every 500 updates (transformers' default)
     assert spot[1].allowance == pytest.approx(1 / (1 - rate * ckpt / 2) - 1)
     # 10 updates of 1.8 s = 18 s of work: AWS bills its 60 s minimum
     on_demand = next(p for p in plans if p.pricing == "on-demand")
     assert on_demand.cost == pytest.approx(60 / 3600 * offer.price_hour)
     assert on_demand.wall_hours == pytest.approx(18 / 3600)
+    # a run that saves nothing loses all its work so far: half the run per interruption
+    bare = replace(group, save_every=0, updates=20000)
+    plans, _ = candidate_plans([(bare, [estimate])], [risky], limits)
+    spot_bare = next(p for p in plans if p.pricing == "spot")
+    assert spot_bare.allowance == pytest.approx(1 / (1 - rate * 20000 * 1.8 / 3600 / 2) - 1)

@@ -102,7 +102,8 @@ def test_the_planner_charges_the_riskier_shape_more(cache: PriceCache) -> None:
     l40s = [o for o in table.offers if o.region == "us-east-1"
             and o.instance_type in ("g6e.2xlarge", "g6e.4xlarge")]  # fmt: skip
     estimate = SplitEstimate("L40S", 4, 1, 0.4, "measured", 5.0, "measured", 40.0, True)
-    group = RunGroup("job", runs=1, updates=20000, sequence_length=512, effective_batch=4)
+    group = RunGroup("job", runs=1, updates=20000, sequence_length=512, effective_batch=4,
+                     save_every=500)
     plans, _ = candidate_plans([(group, [estimate])], l40s, Limits(spot=True))
     spot = {p.instance_type: p for p in plans if p.pricing == "spot"}
     low, high = spot["g6e.2xlarge"].allowance, spot["g6e.4xlarge"].allowance  # 5-10% vs >20%

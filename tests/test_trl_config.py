@@ -225,6 +225,20 @@ def test_work_from_max_steps_or_epochs_times_samples() -> None:
     assert job.updates == 3 * 200
 
 
+@pytest.mark.parametrize(("keys", "save_steps", "only"), [
+    ({}, 500, False),  # TRL's: every 500 updates and at the end
+    ({"save_steps": 100, "save_only_model": True}, 100, True),
+    ({"save_strategy": "steps", "save_steps": 0.1}, 0.1, False),  # a share of the run
+    ({"save_strategy": "no", "save_steps": 100}, 0, False),
+    ({"save_strategy": "epoch", "num_train_epochs": 4}, 0.25, False),  # one per epoch
+    ({"save_strategy": "best"}, 500, False),  # at most as often as steps
+])
+def test_checkpoints_from_the_save_keys(keys: dict[str, Any], save_steps: float,
+                                        only: bool) -> None:
+    job = build_job(trl(base(**keys)), None, samples=1000).job
+    assert (job.save_steps, job.save_only_model) == (save_steps, only)
+
+
 def test_missing_samples_is_an_error_with_the_fix() -> None:
     message = error_of(base(num_train_epochs=2))
     assert message.startswith("work.samples: sft.yaml trains 2 epoch(s) (num_train_epochs 2, "
@@ -476,7 +490,8 @@ def _trl_parse(path: Path) -> tuple[Any, Any]:
     pytest.param(lambda p: write(p / "lora.yaml", base(
         use_peft=True, lora_target_modules=["all-linear"], fp16=True,
         per_device_train_batch_size=3, gradient_accumulation_steps=5, max_steps=7,
-        max_length=640, gradient_checkpointing=False)), id="lora"),
+        max_length=640, gradient_checkpointing=False, save_steps=0.25,
+        save_only_model=True)), id="lora"),
 ])
 def test_the_mapping_agrees_with_trls_own_parser(tmp_path: Path, config: Any) -> None:
     path = config(tmp_path)
@@ -494,6 +509,8 @@ def test_the_mapping_agrees_with_trls_own_parser(tmp_path: Path, config: Any) ->
         assert job.work.updates == training.max_steps
     else:
         assert job.work.epochs == training.num_train_epochs
+    saves = 0 if training.save_strategy == "no" else training.save_steps
+    assert (job.save_steps, job.save_only_model) == (saves, training.save_only_model)
     assert job.model == model.model_name_or_path
     assert job.method == ("full" if not model.use_peft else
                           "qlora" if model.load_in_4bit else "lora")
