@@ -221,6 +221,13 @@ case "$1" in
                 heldout2/h08-qwen2.5-7b-s1024-b8:8x1 twins/twin-h16-qwen2.5-1.5b-lora-r64-s2048-b4:4x1; do
       user saves.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 3 --save-steps 2
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves" >&2
+  # saves2 (the same session): held out, predicted before it ran (bench/MODEL.md,
+  # "Checkpoints"): a 24.1 GB save (Qwen3-4B full, 24.1 s predicted; one save at the end, the
+  # device's disk holds no two) and QLoRA's bf16 adapters (Qwen3-8B, 0.26 GB, 0.26 s).
+  saves2)
+    df -h /tmp > "$OUT/df.txt" 2>&1
+    user saves2.jsonl bench/jobs/checkpoints/qwen3-4b-full-s512-b4.yaml 4x1 --updates 3
+    user saves2.jsonl bench/jobs/qwen3-8b-qlora-seq1024-plain.yaml 8x1 --updates 3 --save-steps 2 ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2" >&2
      exit 2 ;;
 esac
