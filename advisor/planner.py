@@ -118,6 +118,20 @@ class GroupRun:
         return (self.seconds_per_update * self.group.updates
                 + self.estimate.setup_seconds + self.group.checkpoint_seconds) / 3600.0
 
+    @property
+    def hours_band(self) -> tuple[float, float] | None:
+        """One run's 90 % band of hours: the seconds per update's band, and the checkpoints
+        at the measured range of seconds per GB (``checkpoints.SAVE_SECONDS_PER_GB_RANGE``)."""
+        band = self.estimate.seconds_band
+        if band is None:
+            return None
+        g = self.group
+        saves = [g.saves * checkpoints.save_seconds(g.save_bytes, rate)
+                 for rate in checkpoints.SAVE_SECONDS_PER_GB_RANGE]
+        lo, hi = ((s * g.updates + self.estimate.setup_seconds + c) / 3600.0
+                  for s, c in zip(band, saves, strict=True))
+        return lo, hi
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -193,6 +207,13 @@ class Plan:
     def hours_per_run(self) -> float:
         """One run of the first group, the spot allowance included."""
         return self.wall_hours_per_run(self.groups[0])
+
+    @property
+    def hours_band(self) -> tuple[float, float] | None:
+        """The 90 % band of :attr:`hours_per_run`, when the estimate has one."""
+        band = self.groups[0].hours_band
+        return None if band is None else (band[0] * (1.0 + self.allowance),
+                                          band[1] * (1.0 + self.allowance))
 
     @property
     def cost_per_run(self) -> float:

@@ -6,7 +6,8 @@ Two sources, both the user's plain TRL script (``bench/user_script.py``):
    ``bench/results/checkpoints/saves.jsonl``): six workloads, a checkpoint every 2 updates of
    6, each save timed from the update's ``on_step_end`` to the Trainer's ``on_save``
    (``save_seconds``). These give :data:`gacost.advisor.checkpoints.SAVE_SECONDS_PER_GB`:
-   the median seconds per 1e9 bytes over every save.
+   the median seconds per 1e9 bytes over every save. Then two held out, predicted before
+   they ran (``saves2``, ``saves2.jsonl``, another host).
 2. **Every other user run** (``bench/results/**/*.jsonl``, untraced): a run's
    ``train_seconds`` less the sum of its update times is the Trainer's set-up and the one
    checkpoint it writes at the end. Each workload's median, less the median of the LoRA runs
@@ -57,16 +58,17 @@ def runs(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def timed_saves() -> dict[str, Any]:
-    """Run 12's timed saves: per workload, bytes and seconds; the median rate."""
+def timed_saves(file: str) -> dict[str, Any]:
+    """Timed saves of one results file: per workload, bytes and seconds; the median rate."""
     rows, rates = [], []
-    for run in runs(RESULTS / "checkpoints" / "saves.jsonl"):
+    for run in runs(RESULTS / "checkpoints" / file):
         name = Path(run["job"]).name
         method, nbytes = job_bytes(name)
         saves = run["save_seconds"]
         rates += [s / (nbytes / 1e9) for s in saves]
         rows.append({"job": name, "method": method, "gb": nbytes / 1e9, "saves_s": saves,
-                     "s_per_gb": statistics.median(saves) / (nbytes / 1e9), "gpu": run["gpu"]})
+                     "s_per_gb": statistics.median(saves) / (nbytes / 1e9), "gpu": run["gpu"],
+                     "predicted_s": checkpoints.save_seconds(nbytes)})
     return {"rows": rows, "median_s_per_gb": statistics.median(rates),
             "range_s_per_gb": [min(rates), max(rates)], "saves": len(rates)}
 
@@ -94,17 +96,27 @@ def end_of_run_gaps() -> dict[str, Any]:
             "range_s_per_gb_full": [min(full), max(full)]}
 
 
-def main() -> None:
-    timed, gaps = timed_saves(), end_of_run_gaps()
-    print("Timed saves (run 12): seconds per save against the bytes counted")
-    print(f"{'job':48s} {'method':6s} {'GB':>6s}  saves (s)              s/GB")
+def print_timed(title: str, timed: dict[str, Any]) -> None:
+    """One file's timed saves as a table, measured against the shipped rate."""
+    print(title)
+    print(f"{'job':48s} {'method':6s} {'GB':>6s}  saves (s)              s/GB  predicted  error")
     for r in timed["rows"]:
         saves = ", ".join(f"{s:.2f}" for s in r["saves_s"])
-        print(f"{r['job']:48s} {r['method']:6s} {r['gb']:6.2f}  {saves:22s} {r['s_per_gb']:.2f}")
+        error = r["predicted_s"] / statistics.median(r["saves_s"]) - 1
+        print(f"{r['job']:48s} {r['method']:6s} {r['gb']:6.2f}  {saves:22s} "
+              f"{r['s_per_gb']:4.2f}  {r['predicted_s']:7.2f} s  {error:+6.1%}")
     lo, hi = timed["range_s_per_gb"]
     print(f"median over {timed['saves']} saves: {timed['median_s_per_gb']:.2f} s/GB "
           f"({lo:.2f}-{hi:.2f}); shipped SAVE_SECONDS_PER_GB = {checkpoints.SAVE_SECONDS_PER_GB}")
     print()
+
+
+def main() -> None:
+    timed, held_out = timed_saves("saves.jsonl"), timed_saves("saves2.jsonl")
+    gaps = end_of_run_gaps()
+    print_timed("Timed saves (run 12, H100 host): seconds per save against the bytes counted",
+                timed)
+    print_timed("Held out (saves2, H200 host, predicted before they ran)", held_out)
     print("End of every other user run: train_seconds - sum(update times), median per workload")
     print(f"{'job':48s} {'method':6s} {'GB':>6s} {'runs':>4s} {'gap s':>6s}  s/GB over LoRA")
     for r in gaps["rows"]:
@@ -115,7 +127,8 @@ def main() -> None:
     print(f"LoRA runs' median gap {gaps['lora_base_s']:.2f} s; full fine-tunes "
           f"{gaps['median_s_per_gb_full']:.2f} s/GB over it ({lo:.2f}-{hi:.2f})")
     out = RESULTS / "checkpoints" / "checkpoint_saves.json"
-    out.write_text(json.dumps({"timed": timed, "gaps": gaps}, indent=1) + "\n")
+    out.write_text(json.dumps({"timed": timed, "held_out": held_out, "gaps": gaps}, indent=1)
+                   + "\n")
     print(f"wrote {out.relative_to(BENCH.parent)}")
 
 

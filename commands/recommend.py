@@ -244,8 +244,8 @@ def render_text(r: Report, yours: str | None = None, wide: bool = False,
     w = r.recommended
     we = w.estimate
     hours_band = ""
-    if we.seconds_band is not None and we.seconds_per_update:
-        lo, hi = (x / we.seconds_per_update * w.hours_per_run for x in we.seconds_band)
+    if w.hours_band is not None:
+        lo, hi = w.hours_band
         hours_band = f", 90% band {lo:.2f}-{hi:.2f} h"
     out = [
         f"Job: {r.model}, {r.updates} updates x {r.runs} run(s), effective batch "

@@ -121,3 +121,24 @@ def test_what_trl_writes_is_what_is_counted(tmp_path: Path, method: str) -> None
     counted = checkpoints.checkpoint_bytes(arch, setup_for(job.workload()))
     # the count leaves out the RMS norms' weights (0.4 % of this tiny model's parameters)
     assert counted == pytest.approx(written, rel=0.01)
+
+
+def test_the_hours_band_carries_the_machines_save_rate() -> None:
+    from gacost.advisor.recommend import recommend
+    from gacost.base.records import Offer
+
+    job = parse_job({"model": "Qwen/Qwen3-1.7B", "method": "full", "sequence_length": 512,
+                     "effective_batch": 8, "work": {"updates": 5000}, "gpus": ["H100-SXM"]})
+    offer = Offer("test", "r1", "h100-box", "H100-SXM", 1, 80, 16, 128, 2.0, None, "test",
+                  "2026-01-01")
+    best = recommend(job, [offer]).recommended
+    e, group = best.estimate, best.groups[0].group
+    assert e.seconds_low is not None and e.seconds_high is not None
+    # 28 layers x 50,331,648 linear weights + 151,936 x 2,048 tied embeddings, 6 B each
+    assert 28 * 50_331_648 + 151_936 * 2_048 == 1_720_451_072
+    assert (group.saves, group.save_bytes) == (10, 6 * 1_720_451_072)
+    low, high = best.hours_band or (0.0, 0.0)
+    # ten saves of 10.3 GB at 0.65 and at 2.35 s per GB beside the band of an update
+    assert low == pytest.approx((e.seconds_low * 5000 + 10 * 10.322706432 * 0.65) / 3600)
+    assert high == pytest.approx((e.seconds_high * 5000 + 10 * 10.322706432 * 2.35) / 3600)
+    assert low < best.hours_per_run < high
