@@ -77,8 +77,11 @@ def estimate_job(job: Job, offers: Sequence[Offer],
     # your profile's machine hosts the predictions on its GPU (calibrate where you would
     # rent); every other GPU is predicted for a machine nobody measured
     machines: dict[str, str] = {}
+    save_rates: dict[str, float] = {}  # a recorded run's checkpoints on that GPU's machine
     for p in sorted(user_profiles, key=recorded_first):
         machines.setdefault(p.gpu, p.machine)
+        if p.save_seconds_per_gb is not None:
+            save_rates.setdefault(p.gpu, p.save_seconds_per_gb)
     fitted = fitted.on_machines(machines)
     worlds = job.world_sizes()
     estimates: list[SplitEstimate] = []
@@ -95,7 +98,8 @@ def estimate_job(job: Job, offers: Sequence[Offer],
                 arch, lever_setup, specs, job.splits(world), mine, job.vram_margin,
                 model=fitted, world=world,
             )
-            estimates += [replace(e, levers=levers, setup_seconds=setup_s) for e in found]
+            estimates += [replace(e, levers=levers, setup_seconds=setup_s,
+                                  save_seconds_per_gb=save_rates.get(e.gpu)) for e in found]
             skipped += [s for s in missed if s not in skipped]
     if any(job_lever in (True, "auto") for job_lever in (job.torch_compile, job.liger)):
         notes.append("torch.compile / Liger predictions rest on one H200 measurement each "

@@ -83,19 +83,9 @@ class RunGroup:
     save_bytes: float = 0.0  # bytes of one checkpoint (advisor.checkpoints)
 
     @property
-    def save_seconds(self) -> float:
-        """Seconds of one checkpoint."""
-        return checkpoints.save_seconds(self.save_bytes)
-
-    @property
     def saves(self) -> int:
         """Checkpoints of one run: every ``save_every`` updates and at the end."""
         return checkpoints.saves_per_run(self.updates, self.save_every)
-
-    @property
-    def checkpoint_seconds(self) -> float:
-        """Seconds one run spends writing its checkpoints."""
-        return self.saves * self.save_seconds
 
 
 @dataclass(frozen=True)
@@ -116,18 +106,31 @@ class GroupRun:
         """One run's hours, without any spot allowance: the updates, the estimate's
         once-per-run set-up (torch.compile's compilation) and the run's checkpoints."""
         return (self.seconds_per_update * self.group.updates
-                + self.estimate.setup_seconds + self.group.checkpoint_seconds) / 3600.0
+                + self.estimate.setup_seconds + self.checkpoint_seconds) / 3600.0
+
+    @property
+    def save_rate(self) -> float:
+        """Seconds per GB of checkpoint on this GPU's machine: recorded by a run there
+        (the estimate's), else the measured default."""
+        return self.estimate.save_seconds_per_gb or checkpoints.SAVE_SECONDS_PER_GB
+
+    @property
+    def checkpoint_seconds(self) -> float:
+        """Seconds one run spends writing its checkpoints."""
+        return self.group.saves * checkpoints.save_seconds(self.group.save_bytes, self.save_rate)
 
     @property
     def hours_band(self) -> tuple[float, float] | None:
         """One run's 90 % band of hours: the seconds per update's band, and the checkpoints
-        at the measured range of seconds per GB (``checkpoints.SAVE_SECONDS_PER_GB_RANGE``)."""
+        at the machine's recorded rate, else at the measured range of seconds per GB
+        (``checkpoints.SAVE_SECONDS_PER_GB_RANGE``)."""
         band = self.estimate.seconds_band
         if band is None:
             return None
         g = self.group
-        saves = [g.saves * checkpoints.save_seconds(g.save_bytes, rate)
-                 for rate in checkpoints.SAVE_SECONDS_PER_GB_RANGE]
+        rates = ((self.save_rate,) * 2 if self.estimate.save_seconds_per_gb
+                 else checkpoints.SAVE_SECONDS_PER_GB_RANGE)
+        saves = [g.saves * checkpoints.save_seconds(g.save_bytes, rate) for rate in rates]
         lo, hi = ((s * g.updates + self.estimate.setup_seconds + c) / 3600.0
                   for s, c in zip(band, saves, strict=True))
         return lo, hi

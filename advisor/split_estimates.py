@@ -44,6 +44,7 @@ class SplitEstimate:
     world_size: int = 1  # GPUs of one data-parallel run (micro_batch is per GPU)
     levers: tuple[str, ...] = ()  # machinery options on: "torch_compile", "liger"
     setup_seconds: float = 0.0  # once per run (torch.compile's compilation)
+    save_seconds_per_gb: float | None = None  # checkpoints on this machine, where recorded
 
     @property
     def split(self) -> Split:

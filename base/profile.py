@@ -5,8 +5,9 @@ top-level ``schema``, ``version``, ``created_at``, ``source``, ``provenance``,
 ``gpu`` {name, raw_name, memory_gib, count}, ``host`` and ``software`` (free-form
 string maps), ``workload`` (the fields of :class:`Workload`), ``fingerprint``,
 ``gpu_seconds`` and ``splits`` (a list of :class:`SplitResult`, each with an optional
-``trace``: :class:`SplitTrace`). Version 2 added ``trace``, version 3 ``pass_seconds`` and
-``precision``; version-1 and -2 files still load.
+``trace``: :class:`SplitTrace`), and where a recorded run saved checkpoints,
+``checkpoint_saves`` (a list of {seconds, bytes}, optional in version 3). Version 2 added
+``trace``, version 3 ``pass_seconds`` and ``precision``; version-1 and -2 files still load.
 
 This module is pure Python so that ``recommend`` can read profiles without torch.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import statistics
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -169,6 +171,16 @@ class Profile:
     gpu_seconds: float | None = None
     vram_limit_gib: float | None = None
     created_at: str = ""
+    # (seconds, bytes) of each checkpoint a recorded run saved (``GacostCallback``)
+    checkpoint_saves: tuple[tuple[float, float], ...] = ()
+
+    @property
+    def save_seconds_per_gb(self) -> float | None:
+        """This machine's measured seconds per 1e9 bytes of checkpoint (the median over the
+        recorded saves), or None when the profile recorded none."""
+        rates = [sec / (nbytes / 1e9) for sec, nbytes in self.checkpoint_saves
+                 if sec > 0 and nbytes > 0]
+        return float(statistics.median(rates)) if rates else None
 
     @property
     def fingerprint(self) -> str:
@@ -224,6 +236,9 @@ def profile_to_dict(p: Profile) -> dict[str, Any]:
         "gpu_seconds": p.gpu_seconds,
         "vram_limit_gib": p.vram_limit_gib,
         "splits": [_split_to_dict(s) for s in p.splits],
+        **({"checkpoint_saves": [{"seconds": sec, "bytes": nbytes}
+                                 for sec, nbytes in p.checkpoint_saves]}
+           if p.checkpoint_saves else {}),
     }
 
 
@@ -376,6 +391,22 @@ def _trace_from_dict(t: Any, where: str) -> SplitTrace:
     return SplitTrace(**values, gpu_ms_per_microstep_by_class=by_class)
 
 
+def _saves(v: Any) -> tuple[tuple[float, float], ...]:
+    """``checkpoint_saves``: a list of ``{"seconds": s, "bytes": b}``."""
+    if not isinstance(v, list) or len(v) > MAX_TIMES:
+        raise _Bad(f"checkpoint_saves must be a list of at most {MAX_TIMES} saves")
+    out = []
+    for i, item in enumerate(v):
+        where = f"checkpoint_saves[{i}]"
+        save = _mapping(item, where)
+        _known(save, {"seconds", "bytes"}, where)
+        out.append((_number(_require(save, "seconds", f"{where}."), f"{where}.seconds",
+                            0.0, MAX_SECONDS_PER_UPDATE, False) or 0.0,
+                    _number(_require(save, "bytes", f"{where}."), f"{where}.bytes",
+                            0.0, 1e15, False) or 0.0))
+    return tuple(out)
+
+
 def _require(d: dict[str, Any], key: str, where: str) -> Any:
     if key not in d:
         raise _Bad(f"{where}{key}: required key is missing")
@@ -469,6 +500,7 @@ def profile_from_dict(d: dict[str, Any], origin: str = "profile") -> Profile:
             vram_limit_gib=_number(d.get("vram_limit_gib"), "vram_limit_gib", 0.0,
                                    MAX_MEMORY_GIB),
             created_at=_text(d.get("created_at", ""), "created_at", 100),
+            checkpoint_saves=_saves(d.get("checkpoint_saves", [])),
         )
     except _Bad as exc:
         raise DataError(f"{origin}: {exc}; re-run `gacost calibrate` or fix the file") from None

@@ -11,7 +11,9 @@ one split, the run's ``per_device_train_batch_size`` x ``gradient_accumulation_s
 ``every_n_updates`` updates (while those writes take under 0.5% of the wall-clock, see
 :data:`WRITE_BUDGET`) and at the end of training (atomically, rank 0 only). The first
 ``warmup`` updates are kept in ``update_times`` but not in the median. Evaluation,
-checkpoint saves and the callback's own writes are left out of the update they follow.
+checkpoint saves and the callback's own writes are left out of the update they follow; each
+checkpoint's seconds and bytes are kept in the profile's ``checkpoint_saves``, the
+machine's save rate that ``recommend`` charges that GPU's runs.
 
 The workload is read from the trainer and the model: the model identity (see
 :func:`gacost.calibration.record.model_identity`), LoRA rank, alpha and targets from the
@@ -30,6 +32,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +145,7 @@ class GacostCallback(TrainerCallback):
     def _reset(self) -> None:
         self._unhook()
         self.times = []
+        self.saves: list[tuple[float, float]] = []
         self._last = 0.0
         self._started = 0.0
         self._write_seconds = 0.0
@@ -335,6 +339,17 @@ class GacostCallback(TrainerCallback):
         self._restart_clock()
 
     def on_save(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+        """The checkpoint just written: its seconds since the update (or evaluation) before
+        it, and its bytes (the Trainer's ``checkpoint-STEP`` folder), for the machine's save
+        rate; then the next update's clock starts."""
+        if self._started:
+            self._sync()
+            seconds = time.perf_counter() - self._last
+            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            if folder.is_dir():
+                nbytes = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+                if nbytes:
+                    self.saves.append((round(seconds, 4), float(nbytes)))
         self._restart_clock()
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
@@ -405,5 +420,8 @@ class GacostCallback(TrainerCallback):
             return
         assert self._base is not None
         profile = record.with_run(self._base, result, result.wall_seconds or 0.0)
+        if self.saves:
+            profile = replace(profile, checkpoint_saves=(*self._base.checkpoint_saves,
+                                                         *self.saves))
         write_profile(self.path, profile)
         self.profile = profile

@@ -24,6 +24,6 @@ def groups_dict(p: Plan) -> list[dict[str, Any]]:
          "micro_batch": g.estimate.micro_batch, "grad_accum": g.estimate.grad_accum,
          "seconds_per_update": g.seconds_per_update, "time_source": g.estimate.time_source,
          "hours_per_run": g.hours_per_run, "wall_hours_per_run": p.wall_hours_per_run(g),
-         "checkpoints": g.group.saves, "checkpoint_seconds": g.group.checkpoint_seconds}
+         "checkpoints": g.group.saves, "checkpoint_seconds": g.checkpoint_seconds}
         for g in p.groups
     ]

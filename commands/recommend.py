@@ -173,7 +173,7 @@ def plan_row(p: Plan, dating: PriceDating | None = None) -> dict[str, Any]:
         "peak_low_gib": e.peak_low_gib, "peak_high_gib": e.peak_high_gib,
         "headroom_gib": e.headroom_gib,
         "checkpoints": p.groups[0].group.saves,
-        "checkpoint_seconds": p.groups[0].group.checkpoint_seconds,
+        "checkpoint_seconds": p.groups[0].checkpoint_seconds,
     }
     if dating is not None:
         row.update(dating.of(p.offer).fields())
@@ -300,7 +300,7 @@ def checkpoint_lines(p: Plan) -> list[str]:
     """What the recommended plan's checkpoints add to a run, where that is at least 1% of it
     (TRL's Trainer saves every ``save_steps`` updates and at the end; the run waits)."""
     g = p.groups[0]
-    seconds = g.group.checkpoint_seconds
+    seconds = g.checkpoint_seconds
     if not seconds or seconds < 0.01 * g.hours_per_run * 3600:
         return []
     gb = g.group.save_bytes / 1e9

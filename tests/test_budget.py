@@ -283,14 +283,16 @@ def test_checkpoints_add_their_saves_to_every_run() -> None:
     job = load_job(MIXED).model_copy(update={"save_steps": 500})
     found = collect(job, OFFERS, limits=SPOT)
     assert [(g.save_every, g.saves) for g in found.groups] == [(500, 2), (500, 6), (500, 2)]
-    assert [g.save_seconds for g in found.groups] == [pytest.approx(0.209190912)] * 3
+    assert [g.save_bytes for g in found.groups] == [209_190_912] * 3
     hours = 11 * U + 22 * 0.209190912 / 3600
     cheap = next(p for p in found.plans if p.provider == "cheap")
     assert cheap.gpu_hours == pytest.approx(hours)
     assert cheap.cost == pytest.approx(hours * 0.45)
     # weights only (save_only_model): a third of the bytes
     weights = collect(job.model_copy(update={"save_only_model": True}), OFFERS, limits=SPOT)
-    assert weights.groups[0].save_seconds == pytest.approx(0.209190912 / 3)
+    assert weights.groups[0].save_bytes == 209_190_912 / 3
+    w_cheap = next(p for p in weights.plans if p.provider == "cheap")
+    assert w_cheap.groups[0].checkpoint_seconds == pytest.approx(2 * 0.209190912 / 3)
 
 
 def test_single_group_runs_and_spot_off() -> None:

@@ -4,16 +4,26 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gacost.advisor import checkpoints
-from gacost.advisor.predictor import setup_for
+from gacost.advisor.predictor import reference_profiles, setup_for
+from gacost.advisor.recommend import recommend
 from gacost.base import models
-from gacost.base.errors import JobSpecError
+from gacost.base.errors import DataError, JobSpecError
 from gacost.base.job import load_job, parse_job
+from gacost.base.profile import (
+    Profile,
+    profile_from_dict,
+    profile_to_dict,
+    read_profile,
+    write_profile,
+)
+from gacost.base.records import Offer
 from gacost.commands.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,9 +134,6 @@ def test_what_trl_writes_is_what_is_counted(tmp_path: Path, method: str) -> None
 
 
 def test_the_hours_band_carries_the_machines_save_rate() -> None:
-    from gacost.advisor.recommend import recommend
-    from gacost.base.records import Offer
-
     job = parse_job({"model": "Qwen/Qwen3-1.7B", "method": "full", "sequence_length": 512,
                      "effective_batch": 8, "work": {"updates": 5000}, "gpus": ["H100-SXM"]})
     offer = Offer("test", "r1", "h100-box", "H100-SXM", 1, 80, 16, 128, 2.0, None, "test",
@@ -142,3 +149,73 @@ def test_the_hours_band_carries_the_machines_save_rate() -> None:
     assert low == pytest.approx((e.seconds_low * 5000 + 10 * 10.322706432 * 0.65) / 3600)
     assert high == pytest.approx((e.seconds_high * 5000 + 10 * 10.322706432 * 2.35) / 3600)
     assert low < best.hours_per_run < high
+
+
+def _t4_published() -> Profile:
+    return next(p for p in reference_profiles() if p.gpu == "T4")
+
+
+def test_a_profile_keeps_its_saves_and_names_a_bad_one(tmp_path: Path) -> None:
+    profile = replace(_t4_published(), checkpoint_saves=((3.0, 1.5e9), (5.0, 2e9)))
+    write_profile(tmp_path / "p.json", profile)
+    again = read_profile(tmp_path / "p.json")
+    assert again.checkpoint_saves == ((3.0, 1.5e9), (5.0, 2e9))
+    assert again.save_seconds_per_gb == pytest.approx(2.25)  # median of 2.0 and 2.5
+    assert _t4_published().save_seconds_per_gb is None
+    data = profile_to_dict(profile)
+    for bad, field in (([{"seconds": -1, "bytes": 5}], "checkpoint_saves[0].seconds"),
+                       ([{"seconds": 1}], "checkpoint_saves[0].bytes"),
+                       ([{"seconds": 1, "bytes": 2, "when": 3}], "checkpoint_saves[0]"),
+                       ("often", "checkpoint_saves")):
+        with pytest.raises(DataError, match=field.replace("[", r"\[").replace("]", r"\]")):
+            profile_from_dict({**data, "checkpoint_saves": bad}, "p.json")
+
+
+def test_a_recorded_save_rate_is_that_machines_only() -> None:
+    # the published T4 workload, with its recorded run's saves at 2.0 s per GB
+    mine = replace(_t4_published(), checkpoint_saves=((20.0, 10e9),))
+    job = load_job(ROOT / "examples" / "qwen3-1.7b-lora.yaml").model_copy(
+        update={"gpus": ["T4", "L4"], "objective": "min_time"})
+    offers = [Offer("test", "r1", f"{g.lower()}-box", g, 1, 24, 8, 32, 0.5, None, "test",
+                    "2026-01-01") for g in ("T4", "L4")]
+    report = recommend(job, offers, [mine])
+    by_gpu = {p.gpu: p.groups[0] for p in report.plans}
+    assert by_gpu["T4"].save_rate == 2.0 and by_gpu["L4"].save_rate == 1.0
+    assert by_gpu["T4"].checkpoint_seconds == pytest.approx(10 * 0.209190912 * 2.0)
+    low, high = by_gpu["T4"].hours_band or (0.0, 0.0)
+    e = by_gpu["T4"].estimate
+    assert e.seconds_low is not None
+    assert low == pytest.approx((e.seconds_low * 5000 + 10 * 0.209190912 * 2.0) / 3600)
+
+
+@pytest.mark.slow
+def test_the_callback_records_each_save_of_a_real_run(tmp_path: Path) -> None:
+    import torch
+    from trl import SFTConfig, SFTTrainer
+
+    from gacost.calibration import builder
+    from gacost.calibration.callback import GacostCallback
+
+    text = (FIXTURES / "tiny-job.yaml").read_text().replace(
+        "./tiny-llama.json", str(FIXTURES / "tiny-llama.json"))
+    (tmp_path / "job.yaml").write_text(text)
+    job = load_job(tmp_path / "job.yaml")
+    _, cfg = models.load_model_config(str(FIXTURES / "tiny-llama.json"))
+    model = builder.build_model(cfg, job, torch.device("cpu"), None)
+    tok = builder.placeholder_tokenizer()
+    builder.align_special_tokens(model, tok)
+    out = tmp_path / "out"
+    args = SFTConfig(output_dir=str(out), per_device_train_batch_size=2, max_steps=5,
+                     save_steps=2, max_length=32, bf16=False, report_to="none",
+                     disable_tqdm=True, use_cpu=True)
+    recorder = GacostCallback(tmp_path / "run.json", warmup=1, model_name=str(
+        FIXTURES / "tiny-llama.json"))
+    SFTTrainer(model=model, args=args, processing_class=tok,
+               peft_config=builder.lora_config(job), callbacks=[recorder],
+               train_dataset=builder.synthetic_dataset(10, 32, 256, seed=0)).train()
+    saved = read_profile(tmp_path / "run.json").checkpoint_saves
+    # saves at updates 2 and 4 and at the end (5), each the size of its folder
+    folders = [out / f"checkpoint-{n}" for n in (2, 4, 5)]
+    assert [nbytes for _, nbytes in saved] == [
+        sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) for folder in folders]
+    assert all(seconds > 0 for seconds, _ in saved)
