@@ -41,9 +41,6 @@ SAVE_SECONDS_PER_GB = 1.0
 #: day): the rate is the machine's, like the host's per launch; the hours' band carries it.
 SAVE_SECONDS_PER_GB_RANGE = (0.65, 2.35)
 
-#: transformers' ``TrainingArguments.save_steps`` default.
-DEFAULT_SAVE_STEPS = 500
-
 
 def checkpoint_bytes(arch: ModelArch, setup: TrainSetup, *, weights_only: bool = False) -> float:
     """Bytes one checkpoint of ``setup`` on ``arch`` writes: the trained weights, and the two
