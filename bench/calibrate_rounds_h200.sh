@@ -228,6 +228,12 @@ case "$1" in
     df -h /tmp > "$OUT/df.txt" 2>&1
     user saves2.jsonl bench/jobs/checkpoints/qwen3-4b-full-s512-b4.yaml 4x1 --updates 3
     user saves2.jsonl bench/jobs/qwen3-8b-qlora-seq1024-plain.yaml 8x1 --updates 3 --save-steps 2 ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2" >&2
+  # saves3 (the same session): is the rate the host's or the size's? On one machine, 10.3 GB
+  # three times (Qwen3-1.7B full), 24.1 GB once and QLoRA's 0.26 GB three times.
+  saves3)
+    user saves3.jsonl bench/jobs/heldout3/h14-qwen3-1.7b-full-nogc-s1024-b8.yaml 8x1 --updates 3 --save-steps 2
+    user saves3.jsonl bench/jobs/checkpoints/qwen3-4b-full-s512-b4.yaml 4x1 --updates 3
+    user saves3.jsonl bench/jobs/qwen3-8b-qlora-seq1024-plain.yaml 8x1 --updates 3 --save-steps 2 ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3" >&2
      exit 2 ;;
 esac

@@ -128,7 +128,8 @@ def plan_dict(found: Collected, plan: BudgetPlan, allowance: float, notes: list[
         "groups": [vars(g) for g in found.groups],
         "runs": plan.runs, "unit": plan.unit,
         "assumptions": {"packing": "longest-processing-time first", "spot_allowance":
-                        allowance, "billing": "instance-hours x rate"},
+                        allowance, "billing": "instance-hours x rate",
+                        "checkpoints": "the job's save_steps, in each run's hours"},
         "parallel": plan.limits.parallel, "max_instances": plan.limits.max_instances,
         "deadline_hours": plan.deadline_hours, "budget_usd": plan.budget_usd,
         "best": {**budget_row(plan.best, plan), "groups": groups_dict(plan.best.plan)},
@@ -176,8 +177,8 @@ def render_text(found: Collected, plan: BudgetPlan, allowance: float,
                    for k, h, f in columns if k in NARROW]
     lines.append(table_text(rows, columns, compact=not wide))
     lines += ["", f"assumptions: whole runs packed longest first onto instances of one offer; "
-              f"cost = instance-hours (inst-h) x rate; spot hours +{allowance:.0%} for "
-              "interruptions"]
+              f"a run's hours include its checkpoints (the job's save_steps); cost = "
+              f"instance-hours (inst-h) x rate; spot hours +{allowance:.0%} for interruptions"]
     lines += [f"note: {n}" for n in notes]
     lines.append(f"prices: {prices}")
     return "\n".join(lines if wide else fit_width(lines))
