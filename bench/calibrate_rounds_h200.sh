@@ -228,8 +228,9 @@ case "$1" in
     df -h /tmp > "$OUT/df.txt" 2>&1
     user saves2.jsonl bench/jobs/checkpoints/qwen3-4b-full-s512-b4.yaml 4x1 --updates 3
     user saves2.jsonl bench/jobs/qwen3-8b-qlora-seq1024-plain.yaml 8x1 --updates 3 --save-steps 2 ;;
-  # saves3 (the same session): is the rate the host's or the size's? On one machine, 10.3 GB
-  # three times (Qwen3-1.7B full), 24.1 GB once and QLoRA's 0.26 GB three times.
+  # saves3 (planned 2026-12-05, not yet run: no device could be started): is the rate the
+  # host's or the size's? On one machine, 10.3 GB three times (Qwen3-1.7B full), 24.1 GB once
+  # and QLoRA's 0.26 GB three times.
   saves3)
     user saves3.jsonl bench/jobs/heldout3/h14-qwen3-1.7b-full-nogc-s1024-b8.yaml 8x1 --updates 3 --save-steps 2
     user saves3.jsonl bench/jobs/checkpoints/qwen3-4b-full-s512-b4.yaml 4x1 --updates 3
