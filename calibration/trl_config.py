@@ -304,7 +304,7 @@ def _saving(r: _Reader, values: dict[str, Any], sources: dict[str, str],
     """``save_strategy``, ``save_steps`` and ``save_only_model`` onto the job's
     ``save_steps`` (0: ``no``; an epoch's share of the run: ``epoch``; ``best`` saves at
     most as often as ``steps``) and ``save_only_model``, where the file sets them."""
-    strategy = r.text("save_strategy")
+    strategy = r.raw("save_strategy")
     if strategy not in ("no", "steps", "epoch", "best"):
         r.bad("save_strategy", "one of no, steps, epoch, best")
         return

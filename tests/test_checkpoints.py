@@ -86,13 +86,10 @@ def test_the_report_names_checkpoints_where_they_count(
     assert "checkpoint" not in _recommend(tmp_path, capsys, **lora)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("method", ["lora", "full"])
-def test_what_trl_writes_is_what_is_counted(tmp_path: Path, method: str) -> None:
-    import tempfile
-
+def _train_tiny(tmp_path: Path, method: str, steps: int, callbacks: list[Any]) -> Any:
+    """The tiny job (``method``: lora or full) trained for real by TRL's SFTTrainer on the
+    CPU for ``steps`` updates, a checkpoint every 2 and at the end, into ``tmp_path/out``."""
     import torch
-    from safetensors import safe_open
     from trl import SFTConfig, SFTTrainer
 
     from gacost.calibration import builder
@@ -107,26 +104,36 @@ def test_what_trl_writes_is_what_is_counted(tmp_path: Path, method: str) -> None
     job = load_job(path)
     _, cfg = models.load_model_config(str(FIXTURES / "tiny-llama.json"))
     model = builder.build_model(cfg, job, torch.device("cpu"), None)
-    peft_config = builder.lora_config(job) if method == "lora" else None
     tok = builder.placeholder_tokenizer()
     builder.align_special_tokens(model, tok)
-    with tempfile.TemporaryDirectory() as out:
-        args = SFTConfig(output_dir=out, per_device_train_batch_size=2, max_steps=3,
-                         save_steps=2, max_length=32, bf16=False, report_to="none",
-                         disable_tqdm=True, use_cpu=True)
-        SFTTrainer(model=model, args=args, processing_class=tok, peft_config=peft_config,
-                   train_dataset=builder.synthetic_dataset(6, 32, 256, seed=0)).train()
-        saved = sorted(p.name for p in Path(out).glob("checkpoint-*"))
-        # a save at update 2 and one at the end (3)
-        assert saved == ["checkpoint-2", "checkpoint-3"]
-        assert checkpoints.saves_per_run(3, checkpoints.save_interval(3, 2)) == 2
-        folder = Path(out) / "checkpoint-3"
-        weights = folder / ("adapter_model.safetensors" if method == "lora"
-                            else "model.safetensors")
-        with safe_open(str(weights), "pt") as f:
-            written = sum(f.get_tensor(k).nbytes for k in f.keys())  # noqa: SIM118
-        state = torch.load(folder / "optimizer.pt", weights_only=True)["state"]
-        written += sum(t.nbytes for s in state.values() for t in s.values() if t.dim() > 0)
+    args = SFTConfig(output_dir=str(tmp_path / "out"), per_device_train_batch_size=2,
+                     max_steps=steps, save_steps=2, max_length=32, bf16=False,
+                     report_to="none", disable_tqdm=True, use_cpu=True)
+    SFTTrainer(model=model, args=args, processing_class=tok, callbacks=callbacks,
+               peft_config=builder.lora_config(job) if method == "lora" else None,
+               train_dataset=builder.synthetic_dataset(2 * steps, 32, 256, seed=0)).train()
+    return job
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["lora", "full"])
+def test_what_trl_writes_is_what_is_counted(tmp_path: Path, method: str) -> None:
+    import torch
+    from safetensors import safe_open
+
+    job = _train_tiny(tmp_path, method, 3, [])
+    out = tmp_path / "out"
+    saved = sorted(p.name for p in out.glob("checkpoint-*"))
+    # a save at update 2 and one at the end (3)
+    assert saved == ["checkpoint-2", "checkpoint-3"]
+    assert checkpoints.saves_per_run(3, checkpoints.save_interval(3, 2)) == 2
+    folder = out / "checkpoint-3"
+    weights = folder / ("adapter_model.safetensors" if method == "lora"
+                        else "model.safetensors")
+    with safe_open(str(weights), "pt") as f:
+        written = sum(f.get_tensor(k).nbytes for k in f.keys())  # noqa: SIM118
+    state = torch.load(folder / "optimizer.pt", weights_only=True)["state"]
+    written += sum(t.nbytes for s in state.values() for t in s.values() if t.dim() > 0)
     arch = models.model_arch(*models.load_model_config(str(FIXTURES / "tiny-llama.json")))
     counted = checkpoints.checkpoint_bytes(arch, setup_for(job.workload()))
     # the count leaves out the RMS norms' weights (0.4 % of this tiny model's parameters)
@@ -190,32 +197,14 @@ def test_a_recorded_save_rate_is_that_machines_only() -> None:
 
 @pytest.mark.slow
 def test_the_callback_records_each_save_of_a_real_run(tmp_path: Path) -> None:
-    import torch
-    from trl import SFTConfig, SFTTrainer
-
-    from gacost.calibration import builder
     from gacost.calibration.callback import GacostCallback
 
-    text = (FIXTURES / "tiny-job.yaml").read_text().replace(
-        "./tiny-llama.json", str(FIXTURES / "tiny-llama.json"))
-    (tmp_path / "job.yaml").write_text(text)
-    job = load_job(tmp_path / "job.yaml")
-    _, cfg = models.load_model_config(str(FIXTURES / "tiny-llama.json"))
-    model = builder.build_model(cfg, job, torch.device("cpu"), None)
-    tok = builder.placeholder_tokenizer()
-    builder.align_special_tokens(model, tok)
-    out = tmp_path / "out"
-    args = SFTConfig(output_dir=str(out), per_device_train_batch_size=2, max_steps=5,
-                     save_steps=2, max_length=32, bf16=False, report_to="none",
-                     disable_tqdm=True, use_cpu=True)
     recorder = GacostCallback(tmp_path / "run.json", warmup=1, model_name=str(
         FIXTURES / "tiny-llama.json"))
-    SFTTrainer(model=model, args=args, processing_class=tok,
-               peft_config=builder.lora_config(job), callbacks=[recorder],
-               train_dataset=builder.synthetic_dataset(10, 32, 256, seed=0)).train()
+    _train_tiny(tmp_path, "lora", 5, [recorder])
     saved = read_profile(tmp_path / "run.json").checkpoint_saves
     # saves at updates 2 and 4 and at the end (5), each the size of its folder
-    folders = [out / f"checkpoint-{n}" for n in (2, 4, 5)]
+    folders = [tmp_path / "out" / f"checkpoint-{n}" for n in (2, 4, 5)]
     assert [nbytes for _, nbytes in saved] == [
         sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) for folder in folders]
     assert all(seconds > 0 for seconds, _ in saved)

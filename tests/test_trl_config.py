@@ -239,6 +239,13 @@ def test_checkpoints_from_the_save_keys(keys: dict[str, Any], save_steps: float,
     assert (job.save_steps, job.save_only_model) == (save_steps, only)
 
 
+def test_a_bad_save_strategy_is_one_error_naming_the_choices() -> None:
+    for value in (5, "sometimes", None):
+        text = error_of(base(save_strategy=value), samples=10)
+        assert text.count("save_strategy") == 1
+        assert "save_strategy: must be one of no, steps, epoch, best" in text
+
+
 def test_missing_samples_is_an_error_with_the_fix() -> None:
     message = error_of(base(num_train_epochs=2))
     assert message.startswith("work.samples: sft.yaml trains 2 epoch(s) (num_train_epochs 2, "
