@@ -235,6 +235,23 @@ case "$1" in
     user saves3.jsonl bench/jobs/heldout3/h14-qwen3-1.7b-full-nogc-s1024-b8.yaml 8x1 --updates 3 --save-steps 2
     user saves3.jsonl bench/jobs/checkpoints/qwen3-4b-full-s512-b4.yaml 4x1 --updates 3
     user saves3.jsonl bench/jobs/qwen3-8b-qlora-seq1024-plain.yaml 8x1 --updates 3 --save-steps 2 ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3" >&2
+  # Run 13 (2026-12-05, twelfth session). spread: why does one process run 10-30 % apart from
+  # the next (bench/MODEL.md, "One run is one draw")? The sustain workload at 4x1, six rounds
+  # of three conditions: as a user runs it; with the memory layout fixed (ASLR off, hash seed
+  # 0: if the layout draws the level, these six agree); pinned to four CPUs. Each process
+  # records where its threads ran, its context switches, huge pages and the VM's steal.
+  spread)
+    { lscpu -e; cat /sys/kernel/mm/transparent_hugepage/enabled; nproc; } > "$OUT/topology.txt" 2>&1
+    J=bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml
+    run() { echo "$1 $(date +%s.%N)" >> "$OUT/spread-at.txt"
+            "${@:2}" python3 bench/user_script.py $J --micro-batch 4 --grad-accum 1 --warmup 3 \
+              --updates 10 2>/dev/null | grep '^{"' | sed "s/^{/{\"condition\": \"$1\", /" \
+              >> "$OUT/spread.jsonl"; tail -c 120 "$OUT/spread.jsonl"; echo; }
+    for round in 1 2 3 4 5 6; do
+      run user env
+      run fixed env PYTHONHASHSEED=0 setarch "$(uname -m)" -R
+      run pinned taskset -c 4-7
+    done ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread" >&2
      exit 2 ;;
 esac

@@ -237,6 +237,54 @@ def census(trace: list[dict[str, Any]], base: int) -> dict[str, Any]:
                      for k, v in rows[:40]]}
 
 
+def _proc_fields(path: str, keys: tuple[str, ...]) -> dict[str, int]:
+    """Integer fields ``keys`` of a /proc file of ``Key: value`` lines (kB units dropped)."""
+    out: dict[str, int] = {}
+    try:
+        for line in Path(path).read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in keys:
+                out[key] = int(value.split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return out
+
+
+def _steal_ticks() -> int | None:
+    """The machine's CPU ticks stolen by the hypervisor so far (/proc/stat, all CPUs)."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()
+        return int(fields[8])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def host_facts() -> dict[str, Any]:
+    """Where this process ran and what it shared (Linux; empty elsewhere): the CPU each of its
+    threads last ran on, the CPUs it may use, its context switches, its transparent huge
+    pages, ASLR's setting for it and the hash seed (a diagnostic of why one process's host
+    runs 10-30 % apart from another's: bench/MODEL.md, "One run is one draw")."""
+    import os
+
+    facts: dict[str, Any] = {"hash_seed": os.environ.get("PYTHONHASHSEED")}
+    try:
+        facts["affinity"] = sorted(os.sched_getaffinity(0))
+        threads = {}
+        for task in Path("/proc/self/task").iterdir():
+            stat = (task / "stat").read_text()
+            threads[task.name] = int(stat.rsplit(")", 1)[1].split()[36])
+        facts["thread_cpus"] = threads
+        facts["main_cpu"] = threads.get(str(os.getpid()))
+        personality = Path("/proc/self/personality").read_text().strip()
+        facts["aslr_off"] = bool(int(personality, 16) & 0x0040000)
+    except (OSError, ValueError, IndexError):
+        pass
+    facts.update(_proc_fields("/proc/self/status", ("voluntary_ctxt_switches",
+                                                    "nonvoluntary_ctxt_switches", "Threads")))
+    facts.update(_proc_fields("/proc/self/smaps_rollup", ("Rss", "AnonHugePages")))
+    return facts
+
+
 def model_config(name: str, model_type: str | None = None) -> AutoConfig:
     """The model's architecture config from the project's model table; ``model_type``
     builds the same dimensions as another architecture (``--model-type``)."""
@@ -344,9 +392,11 @@ def main() -> None:
             traced.capture.install(trainer)
         if CUDA:
             torch.cuda.reset_peak_memory_stats()
+        steal0 = _steal_ticks()
         t0 = time.perf_counter()
         trainer.train()
         train_s = time.perf_counter() - t0
+        steal1 = _steal_ticks()
     weights.cleanup()
     timed = timer.times[a.warmup : a.warmup + a.updates]
     trace = None
@@ -372,6 +422,8 @@ def main() -> None:
             for key in ("fetch", "train", "optimizer", "tail")} if timer.phases else None,
         "op_table": ops.rows if ops else None,
         "memory_peak": peak.result if peak else None,
+        "host": {**host_facts(), "steal_ticks_in_training": (
+            steal1 - steal0 if steal0 is not None and steal1 is not None else None)},
     }))
 
 
