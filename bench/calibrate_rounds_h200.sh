@@ -252,6 +252,22 @@ case "$1" in
       run fixed env PYTHONHASHSEED=0 setarch "$(uname -m)" -R
       run pinned taskset -c 4-7
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread" >&2
+  # probe (the same session): does the host's CPU speed move with the training's time per
+  # update? Six user runs of the sustain workload pinned to CPUs 4-7, 30 timed updates each,
+  # while a fixed Python task is timed on CPUs 0 and 12 (bench/host_probe.py) and the GPU's
+  # clocks and power are sampled every 0.5 s; each update's end is on the same wall clock.
+  probe)
+    J=bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml
+    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu \
+      --format=csv,noheader -lms 500 > "$OUT/probe-gpu.csv" 2>&1 & SMI=$!
+    taskset -c 0 python3 bench/host_probe.py --seconds 560 > "$OUT/probe-cpu0.json" & P0=$!
+    taskset -c 12 python3 bench/host_probe.py --seconds 560 > "$OUT/probe-cpu12.json" & P12=$!
+    for round in 1 2 3 4 5 6; do
+      taskset -c 4-7 python3 bench/user_script.py $J --micro-batch 4 --grad-accum 1 --warmup 3 \
+        --updates 30 2>/dev/null | grep '^{"' >> "$OUT/probe-user.jsonl"
+      tail -c 100 "$OUT/probe-user.jsonl"; echo
+    done
+    kill $SMI $P0 $P12; wait $P0 $P12 ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe" >&2
      exit 2 ;;
 esac

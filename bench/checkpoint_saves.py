@@ -7,7 +7,10 @@ Two sources, both the user's plain TRL script (``bench/user_script.py``):
    6, each save timed from the update's ``on_step_end`` to the Trainer's ``on_save``
    (``save_seconds``). These give :data:`gacost.advisor.checkpoints.SAVE_SECONDS_PER_GB`:
    the median seconds per 1e9 bytes over every save. Then two held out, predicted before
-   they ran (``saves2``, ``saves2.jsonl``, another host).
+   they ran (``saves2``, ``saves2.jsonl``, another host), and three more on one machine
+   (``saves3``, ``saves3.jsonl``, an H100 host again, the shipped rate committed before it
+   ran): 10.3 GB three times, 24.1 GB once, QLoRA's 0.26 GB three times, to tell the host's
+   part of the rate from the size's.
 2. **Every other user run** (``bench/results/**/*.jsonl``, untraced): a run's
    ``train_seconds`` less the sum of its update times is the Trainer's set-up and the one
    checkpoint it writes at the end. Each workload's median, less the median of the LoRA runs
@@ -113,10 +116,12 @@ def print_timed(title: str, timed: dict[str, Any]) -> None:
 
 def main() -> None:
     timed, held_out = timed_saves("saves.jsonl"), timed_saves("saves2.jsonl")
+    one_machine = timed_saves("saves3.jsonl")
     gaps = end_of_run_gaps()
     print_timed("Timed saves (run 12, H100 host): seconds per save against the bytes counted",
                 timed)
     print_timed("Held out (saves2, H200 host, predicted before they ran)", held_out)
+    print_timed("Held out on one machine (saves3, H100 host, the same three sizes)", one_machine)
     print("End of every other user run: train_seconds - sum(update times), median per workload")
     print(f"{'job':48s} {'method':6s} {'GB':>6s} {'runs':>4s} {'gap s':>6s}  s/GB over LoRA")
     for r in gaps["rows"]:
@@ -127,7 +132,8 @@ def main() -> None:
     print(f"LoRA runs' median gap {gaps['lora_base_s']:.2f} s; full fine-tunes "
           f"{gaps['median_s_per_gb_full']:.2f} s/GB over it ({lo:.2f}-{hi:.2f})")
     out = RESULTS / "checkpoints" / "checkpoint_saves.json"
-    out.write_text(json.dumps({"timed": timed, "held_out": held_out, "gaps": gaps}, indent=1)
+    out.write_text(json.dumps({"timed": timed, "held_out": held_out,
+                                "one_machine": one_machine, "gaps": gaps}, indent=1)
                    + "\n")
     print(f"wrote {out.relative_to(BENCH.parent)}")
 

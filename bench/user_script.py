@@ -61,6 +61,7 @@ class Timer(TrainerCallback):  # type: ignore[misc]
 
     def __init__(self) -> None:
         self.times: list[float] = []
+        self.ends: list[float] = []  # wall clock (Unix seconds) at each update's end
         self.phases: list[dict[str, float]] = []
         self.saves: list[float] = []
         self.last = 0.0
@@ -83,6 +84,7 @@ class Timer(TrainerCallback):  # type: ignore[misc]
         sync()
         now = time.perf_counter()
         self.times.append(now - self.last)
+        self.ends.append(time.time())
         m = self.marks
         if {"begin", "pre", "opt"} <= m.keys():
             self.phases.append({"fetch": m["begin"] - self.last, "train": m["pre"] - m["begin"],
@@ -416,6 +418,7 @@ def main() -> None:
         "peak_allocated_gib": torch.cuda.max_memory_allocated() / 2**30 if CUDA else None,
         "gpu": torch.cuda.get_device_name() if CUDA else "cpu",
         "update_times": [round(t, 5) for t in timer.times],
+        "update_ends_unix": [round(t, 4) for t in timer.ends],
         "trace": trace,
         "phases_median_s": {key: round(statistics.median(
             ph[key] for ph in timer.phases[a.warmup : a.warmup + a.updates]), 5)

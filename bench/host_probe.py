@@ -1,0 +1,57 @@
+"""A steady CPU load, timed: how fast the host's CPU runs, moment by moment.
+
+Repeats a fixed pure-Python task (about 20 ms on an idle 2020s server core) and records the
+wall clock at each end and the task's seconds, until it is stopped (SIGTERM or SIGINT) or
+``--seconds`` pass; then prints one JSON line. Run beside a training process on another
+CPU (``taskset``) to see whether the host's speed moves with the training's time per update
+(bench/MODEL.md, "One run is one draw"; ``bash bench/calibrate_rounds_h200.sh probe``).
+
+    taskset -c 12 python bench/host_probe.py --seconds 300 > probe.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import time
+
+
+def task(n: int = 120_000) -> int:
+    """A fixed amount of interpreter work: integer arithmetic, a dict and a list."""
+    seen: dict[int, int] = {}
+    out = []
+    for i in range(n):
+        seen[i & 1023] = seen.get(i & 1023, 0) + i
+        out.append(i * 3 % 7)
+    return len(out) + len(seen)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--seconds", type=float, default=600.0, help="stop after this long")
+    p.add_argument("--pause", type=float, default=0.03, help="seconds between tasks")
+    a = p.parse_args()
+    stop = False
+
+    def halt(*_: object) -> None:
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGTERM, halt)
+    signal.signal(signal.SIGINT, halt)
+    ends: list[float] = []
+    seconds: list[float] = []
+    deadline = time.time() + a.seconds
+    while not stop and time.time() < deadline:
+        t0 = time.perf_counter()
+        task()
+        seconds.append(time.perf_counter() - t0)
+        ends.append(time.time())
+        time.sleep(a.pause)
+    print(json.dumps({"ends_unix": [round(t, 4) for t in ends],
+                      "task_s": [round(t, 6) for t in seconds]}))
+
+
+if __name__ == "__main__":
+    main()
