@@ -1,0 +1,167 @@
+"""Why one host-bound run is one draw: runs 13 and 14 on a lent GPU's shared VM, analysed.
+
+Run 13 (``bash bench/calibrate_rounds_h200.sh spread``): the sustain workload at 4x1 in six
+rounds of three conditions (as a user runs it; memory layout fixed; pinned to four CPUs).
+Run 14 (``... probe``): six user runs of 30 timed updates pinned to CPUs 4-7 while
+``bench/host_probe.py`` times a fixed Python task on CPUs 0 and 12; each update's end and
+each task's end on one wall clock. Run 11's 350-update run gives the spread of windows of a
+long run. bench/MODEL.md, "Why one run is one draw: the host's CPU speed moves".
+
+    python bench/host_speed.py
+
+Prints the tables and writes ``bench/results/host_speed.json``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import statistics
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+RUNS = RESULTS / "calibrate-vs-user"
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def spread_by_condition() -> dict[str, Any]:
+    """Run 13: each condition's processes, geometric mean, log sd and range of medians."""
+    rows = lines(RUNS / "run13" / "spread.jsonl")
+    out: dict[str, Any] = {}
+    for condition in dict.fromkeys(r["condition"] for r in rows):
+        medians = [r["median_s"] for r in rows if r["condition"] == condition]
+        logs = [math.log(m) for m in medians]
+        out[condition] = {
+            "processes": len(medians), "geometric_mean_s": math.exp(statistics.fmean(logs)),
+            "log_sd": statistics.stdev(logs), "range_s": [min(medians), max(medians)],
+            "main_cpus": sorted({r["host"].get("main_cpu") for r in rows
+                                 if r["condition"] == condition}),
+            "steal_ticks_max": max(r["host"].get("steal_ticks_in_training") or 0 for r in rows
+                                   if r["condition"] == condition),
+        }
+    return out
+
+
+def _window_mean(ends: list[float], values: list[float], a: float, b: float) -> float | None:
+    i, j = bisect.bisect_left(ends, a), bisect.bisect_right(ends, b)
+    part = values[i:j]
+    return statistics.fmean(part) if part else None
+
+
+def probe(warmup: int = 3) -> dict[str, Any]:
+    """Run 14: the probe's two modes, its autocorrelation, the two CPUs' shared part, and the
+    training's time per update against the probes in the same windows."""
+    folder = RUNS / "run14"
+    probes = {cpu: json.loads((folder / f"probe-cpu{cpu}.json").read_text()) for cpu in (0, 12)}
+    logs = {cpu: [math.log(t) for t in p["task_s"]] for cpu, p in probes.items()}
+    histogram = Counter(int(t * 1000) // 2 * 2 for p in probes.values() for t in p["task_s"])
+    x = logs[12]
+    mean, var = statistics.fmean(x), statistics.pvariance(x)
+    period = (probes[12]["ends_unix"][-1] - probes[12]["ends_unix"][0]) / len(x)
+    acf = {}
+    for lag in (10, 50):
+        c = sum((x[i] - mean) * (x[i + lag] - mean) for i in range(len(x) - lag))
+        acf[f"{lag * period:.1f} s"] = c / (len(x) - lag) / var
+    t0 = probes[0]["ends_unix"][0]
+    shared = {}
+    for width in (2, 10, 20, 40):
+        bins: dict[int, dict[int, list[float]]] = {0: {}, 12: {}}
+        for cpu, p in probes.items():
+            for end, value in zip(p["ends_unix"], logs[cpu], strict=True):
+                bins[cpu].setdefault(int((end - t0) // width), []).append(value)
+        keys = [k for k in set(bins[0]) & set(bins[12])
+                if len(bins[0][k]) > 3 and len(bins[12][k]) > 3]
+        shared[f"{width} s"] = statistics.correlation(
+            [statistics.fmean(bins[0][k]) for k in keys],
+            [statistics.fmean(bins[12][k]) for k in keys])
+    users = lines(folder / "probe-user.jsonl")
+    per_update: tuple[list[float], list[float]] = ([], [])
+    processes = []
+    for u in users:
+        ends, times = u["update_ends_unix"], u["update_times"]
+        window = []
+        for i in range(warmup, len(times)):
+            level = [_window_mean(probes[c]["ends_unix"], logs[c], ends[i] - times[i], ends[i])
+                     for c in (0, 12)]
+            if None in level:
+                continue
+            per_update[0].append(math.log(times[i]))
+            per_update[1].append(statistics.fmean(v for v in level if v is not None))
+            window.append(per_update[1][-1])
+        processes.append((math.log(u["median_s"]), statistics.fmean(window)))
+    t_log, p_log = zip(*processes, strict=True)
+    gpu_clocks = Counter(line.split(", ")[1] for line in
+                         (folder / "probe-gpu.csv").read_text().splitlines()
+                         if line.count(", ") >= 4 and line.split(", ")[4] not in ("0 %",))
+    return {
+        "tasks": sum(len(p["task_s"]) for p in probes.values()),
+        "task_ms_histogram": dict(sorted(histogram.items())),
+        "autocorrelation": acf, "two_cpus_correlation_by_window": shared,
+        "process_medians_s": [round(math.exp(v), 4) for v in t_log],
+        "process_probe_ms": [round(1000 * math.exp(v), 2) for v in p_log],
+        "process_correlation": statistics.correlation(t_log, p_log),
+        "process_correlation_without_first": statistics.correlation(t_log[1:], p_log[1:]),
+        "process_slope_without_first": statistics.linear_regression(p_log[1:],
+                                                                    t_log[1:]).slope,
+        "update_correlation": statistics.correlation(*per_update),
+        "gpu_sm_clock_busy": dict(gpu_clocks),
+    }
+
+
+def long_run_windows() -> dict[str, Any]:
+    """Run 11's 350-update run: log sd of window means against independent updates."""
+    run = lines(RUNS / "run11" / "sustain-long.jsonl")[0]
+    x = [math.log(t) for t in run["update_times"][3:]]
+    sd = statistics.stdev(x)
+    out = {}
+    for width in (10, 25, 50):
+        means = [statistics.fmean(x[i:i + width]) for i in range(0, len(x) - width + 1, width)]
+        out[str(width)] = {"log_sd": statistics.stdev(means),
+                           "if_independent": sd / math.sqrt(width)}
+    return out
+
+
+def main() -> None:
+    spread, probed, windows = spread_by_condition(), probe(), long_run_windows()
+    print("Run 13: the same split, one process each, six rounds of three conditions")
+    print(f"{'condition':10s} {'runs':>4s} {'geo mean':>9s} {'log sd':>7s}  range        "
+          "main thread's CPUs")
+    for name, c in spread.items():
+        lo, hi = c["range_s"]
+        print(f"{name:10s} {c['processes']:4d} {c['geometric_mean_s']:8.3f}s "
+              f"{c['log_sd']:7.3f}  {lo:.3f}-{hi:.3f}  {c['main_cpus']}")
+    print()
+    print(f"Run 14: a fixed Python task timed {probed['tasks']} times on CPUs 0 and 12")
+    modes = probed["task_ms_histogram"]
+    print("  task ms (2-ms bins, count): " + " ".join(f"{k}:{v}" for k, v in modes.items()
+                                                      if v >= 100))
+    print("  autocorrelation: " + ", ".join(f"{k} {v:.2f}" for k, v in
+                                           probed["autocorrelation"].items()))
+    print("  the two CPUs' window means correlate: " + ", ".join(
+        f"{k} {v:.2f}" for k, v in probed["two_cpus_correlation_by_window"].items()))
+    print(f"  training medians {probed['process_medians_s']} s against the probes' "
+          f"{probed['process_probe_ms']} ms:")
+    print(f"  correlation {probed['process_correlation']:.2f} "
+          f"({probed['process_correlation_without_first']:.2f} without the first, slope "
+          f"{probed['process_slope_without_first']:.2f}); update by update "
+          f"{probed['update_correlation']:.2f}")
+    print(f"  GPU SM clock while busy: {probed['gpu_sm_clock_busy']}")
+    print()
+    print("Run 11's 350-update run: windows of consecutive updates")
+    for width, w in windows.items():
+        print(f"  {width:>3s} updates: log sd {w['log_sd']:.3f} "
+              f"(independent updates: {w['if_independent']:.3f})")
+    out = RESULTS / "host_speed.json"
+    out.write_text(json.dumps({"spread": spread, "probe": probed, "long_run_windows": windows},
+                              indent=1) + "\n")
+    print(f"wrote {out.relative_to(RESULTS.parent.parent)}")
+
+
+if __name__ == "__main__":
+    main()
