@@ -2,10 +2,11 @@
 
 Run 13 (``bash bench/calibrate_rounds_h200.sh spread``): the sustain workload at 4x1 in six
 rounds of three conditions (as a user runs it; memory layout fixed; pinned to four CPUs).
-Run 14 (``... probe``): six user runs of 30 timed updates pinned to CPUs 4-7 while
-``bench/host_probe.py`` times a fixed Python task on CPUs 0 and 12; each update's end and
-each task's end on one wall clock. Run 11's 350-update run gives the spread of windows of a
-long run. bench/MODEL.md, "Why one run is one draw: the host's CPU speed moves".
+Runs 14 and 15 (``... probe``, two machine starts): six user runs of 30 timed updates
+pinned to CPUs 4-7 while ``bench/host_probe.py`` times a fixed Python task on CPUs 0 and
+12; each update's end and each task's end on one wall clock. Run 11's 350-update run gives
+the spread of windows of a long run. bench/MODEL.md, "Why one run is one draw: the host's
+CPU speed moves".
 
     python bench/host_speed.py
 
@@ -54,10 +55,9 @@ def _window_mean(ends: list[float], values: list[float], a: float, b: float) -> 
     return statistics.fmean(part) if part else None
 
 
-def probe(warmup: int = 3) -> dict[str, Any]:
-    """Run 14: the probe's two modes, its autocorrelation, the two CPUs' shared part, and the
-    training's time per update against the probes in the same windows."""
-    folder = RUNS / "run14"
+def probe(folder: Path, warmup: int = 3) -> dict[str, Any]:
+    """A probe run (14, 15): the probe's modes, its autocorrelation, the two CPUs' shared
+    part, and the training's time per update against the probes in the same windows."""
     probes = {cpu: json.loads((folder / f"probe-cpu{cpu}.json").read_text()) for cpu in (0, 12)}
     logs = {cpu: [math.log(t) for t in p["task_s"]] for cpu, p in probes.items()}
     histogram = Counter(int(t * 1000) // 2 * 2 for p in probes.values() for t in p["task_s"])
@@ -128,7 +128,8 @@ def long_run_windows() -> dict[str, Any]:
 
 
 def main() -> None:
-    spread, probed, windows = spread_by_condition(), probe(), long_run_windows()
+    spread, windows = spread_by_condition(), long_run_windows()
+    probes = {run: probe(RUNS / run) for run in ("run14", "run15")}
     print("Run 13: the same split, one process each, six rounds of three conditions")
     print(f"{'condition':10s} {'runs':>4s} {'geo mean':>9s} {'log sd':>7s}  range        "
           "main thread's CPUs")
@@ -137,28 +138,30 @@ def main() -> None:
         print(f"{name:10s} {c['processes']:4d} {c['geometric_mean_s']:8.3f}s "
               f"{c['log_sd']:7.3f}  {lo:.3f}-{hi:.3f}  {c['main_cpus']}")
     print()
-    print(f"Run 14: a fixed Python task timed {probed['tasks']} times on CPUs 0 and 12")
-    modes = probed["task_ms_histogram"]
-    print("  task ms (2-ms bins, count): " + " ".join(f"{k}:{v}" for k, v in modes.items()
-                                                      if v >= 100))
-    print("  autocorrelation: " + ", ".join(f"{k} {v:.2f}" for k, v in
-                                           probed["autocorrelation"].items()))
-    print("  the two CPUs' window means correlate: " + ", ".join(
-        f"{k} {v:.2f}" for k, v in probed["two_cpus_correlation_by_window"].items()))
-    print(f"  training medians {probed['process_medians_s']} s against the probes' "
-          f"{probed['process_probe_ms']} ms:")
-    print(f"  correlation {probed['process_correlation']:.2f} "
-          f"({probed['process_correlation_without_first']:.2f} without the first, slope "
-          f"{probed['process_slope_without_first']:.2f}); update by update "
-          f"{probed['update_correlation']:.2f}")
-    print(f"  GPU SM clock while busy: {probed['gpu_sm_clock_busy']}")
-    print()
+    for run, probed in probes.items():
+        print(f"Run {run[3:]}: a fixed Python task timed {probed['tasks']} times on CPUs 0 "
+              "and 12")
+        modes = probed["task_ms_histogram"]
+        print("  task ms (2-ms bins, count): " + " ".join(f"{k}:{v}" for k, v in modes.items()
+                                                          if v >= 100))
+        print("  autocorrelation: " + ", ".join(f"{k} {v:.2f}" for k, v in
+                                               probed["autocorrelation"].items()))
+        print("  the two CPUs' window means correlate: " + ", ".join(
+            f"{k} {v:.2f}" for k, v in probed["two_cpus_correlation_by_window"].items()))
+        print(f"  training medians {probed['process_medians_s']} s against the probes' "
+              f"{probed['process_probe_ms']} ms:")
+        print(f"  correlation {probed['process_correlation']:.2f} "
+              f"({probed['process_correlation_without_first']:.2f} without the first, slope "
+              f"{probed['process_slope_without_first']:.2f}); update by update "
+              f"{probed['update_correlation']:.2f}")
+        print(f"  GPU SM clock while busy: {probed['gpu_sm_clock_busy']}")
+        print()
     print("Run 11's 350-update run: windows of consecutive updates")
     for width, w in windows.items():
         print(f"  {width:>3s} updates: log sd {w['log_sd']:.3f} "
               f"(independent updates: {w['if_independent']:.3f})")
     out = RESULTS / "host_speed.json"
-    out.write_text(json.dumps({"spread": spread, "probe": probed, "long_run_windows": windows},
+    out.write_text(json.dumps({"spread": spread, "probes": probes, "long_run_windows": windows},
                               indent=1) + "\n")
     print(f"wrote {out.relative_to(RESULTS.parent.parent)}")
 
