@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gacost.advisor import checkpoints, predictor, time_model
+from gacost.advisor.model_fit import HostScale
 from gacost.advisor.planner import Limits, RunGroup
 from gacost.advisor.predictor import TrainSetup
 from gacost.advisor.split_estimates import (
@@ -23,11 +24,18 @@ from gacost.advisor.split_estimates import (
 )
 from gacost.advisor.time_model import DEFAULT_PARAMS, TimeModelParams
 from gacost.base import gpu_table, models
-from gacost.base.errors import UnknownNameError, did_you_mean
+from gacost.base.errors import JobSpecError, UnknownNameError, did_you_mean
 from gacost.base.gpu_names import no_spec_text, resolve_gpus, without_spec
 from gacost.base.job import Job
 from gacost.base.profile import Profile
 from gacost.base.records import ModelArch, Offer
+
+# log sd of a host-bound time carried from one instance of a GPU kind to another by the
+# ratio of their host probes (gacost.calibration.host_probe): the rms log error of the
+# pairwise transfers between three starts of the lent H100 kind, 0.129 with the model's host
+# factor and 0.169 with the plain ratio (bench/results/host_speed.json "transfers";
+# bench/MODEL.md "Host speed: a probe"), rounded up: three starts are few
+PROBE_LOG_SD = 0.15
 
 
 @dataclass(frozen=True)
@@ -46,9 +54,12 @@ class Estimated:
 
 def estimate_job(job: Job, offers: Sequence[Offer],
                  user_profiles: Sequence[Profile] = (),
-                 terms: TimeModelParams = DEFAULT_PARAMS) -> Estimated:
+                 terms: TimeModelParams = DEFAULT_PARAMS,
+                 host_probe_ms: float | None = None) -> Estimated:
     """Every split of ``job`` on every candidate GPU (measured or predicted) and the offers
-    of its GPUs and providers; ``terms``: the time model's fixed terms (a bench's variant)."""
+    of its GPUs and providers; ``terms``: the time model's fixed terms (a bench's variant);
+    ``host_probe_ms``: the host probe of the instance the user will train on, an instance of
+    the machine of the user's probed profile (:func:`carried_host`)."""
     notes: list[str] = []
     model_name, cfg = models.load_model_config(job.model)
     arch = models.model_arch(model_name, cfg)
@@ -83,6 +94,10 @@ def estimate_job(job: Job, offers: Sequence[Offer],
         if p.save_seconds_per_gb is not None:
             save_rates.setdefault(p.gpu, p.save_seconds_per_gb)
     fitted = fitted.on_machines(machines)
+    if host_probe_ms is not None:
+        gpu, host, line = carried_host(user_profiles, host_probe_ms, machines)
+        fitted = fitted.with_host(gpu, host)
+        notes.append(line)
     worlds = job.world_sizes()
     estimates: list[SplitEstimate] = []
     skipped: list[SkippedGpu] = []
@@ -115,6 +130,32 @@ def estimate_job(job: Job, offers: Sequence[Offer],
         if no_price and (len(worlds) == 1 or world == 1):
             notes.append(f"no {what} offer in the price data for: {', '.join(no_price)}")
     return Estimated(model_name, arch, setup, fitted, estimates, skipped, chosen, notes)
+
+
+def carried_host(profiles: Sequence[Profile], probe_ms: float,
+                 machines: dict[str, str]) -> tuple[str, HostScale, str]:
+    """The GPU whose machine ``probe_ms`` (``gacost probe`` on the instance to train on)
+    re-hosts, its :class:`HostScale` against the probe the profile recorded, and a note.
+
+    The profile is the user's probed one whose machine hosts its GPU's predictions; one GPU
+    only (the probe was taken on one instance)."""
+    probed = {p.gpu: p for p in sorted(profiles, key=recorded_first)
+              if p.host_probe_ms is not None and machines.get(p.gpu) == p.machine}
+    if not probed:
+        raise JobSpecError(
+            "--host-probe-ms: no --profile recorded a host probe (`gacost calibrate` records "
+            "one from this version on); calibrate again, or leave the flag out")
+    if len(probed) > 1:
+        raise JobSpecError(
+            f"--host-probe-ms: profiles of {', '.join(sorted(probed))} recorded host probes; "
+            "pass only the profile of the GPU kind whose instance you probed")
+    gpu, p = next(iter(probed.items()))
+    assert p.host_probe_ms is not None
+    factor = probe_ms / p.host_probe_ms
+    line = (f"{gpu}: host probe {probe_ms:g} ms on the instance to train on against "
+            f"{p.host_probe_ms:g} ms where it was calibrated: its host time x{factor:.2f} "
+            f"(the probe's error, {PROBE_LOG_SD:.0%} on the host's share, in the bands)")
+    return gpu, HostScale(factor, PROBE_LOG_SD), line
 
 
 def lever_choices(job: Job) -> list[tuple[str, ...]]:

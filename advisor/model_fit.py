@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import typing
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gacost.advisor import memory_model, time_model
@@ -183,6 +183,21 @@ class TimeQuery:
     m: int
     k: int
     machine: str = ""
+    host: HostScale | None = None
+
+
+@dataclass(frozen=True)
+class HostScale:
+    """A measured machine's host carried to another instance of it: its host seconds times
+    ``factor`` (the two instances' host probes, :mod:`gacost.calibration.host_probe`), with
+    ``log_sd`` the probe's error as a predictor of the host's time (bench/MODEL.md, "Host
+    speed: a probe")."""
+
+    factor: float
+    log_sd: float
+
+    def apply(self, params: TimeParams) -> TimeParams:
+        return replace(params, host_s_per_launch=params.host_s_per_launch * self.factor)
 
 
 def _gpu_eff_prior(gpu: str) -> Prior:
@@ -388,9 +403,10 @@ class TimeFit:
         return f"host_dev:{machine}" in self.fit.names
 
     def predict(self, gpu: str, costs: WorkCosts, rates: GpuRates, m: int, k: int,
-                machine: str = "") -> Band:
-        """Seconds per update with a 90 % band (fit covariance, priors, run-to-run noise)."""
-        centre, cov = self.joint([TimeQuery(gpu, costs, rates, m, k, machine)])
+                machine: str = "", host: HostScale | None = None) -> Band:
+        """Seconds per update with a 90 % band (fit covariance, priors, run-to-run noise);
+        ``host``: the machine's host carried to another instance."""
+        centre, cov = self.joint([TimeQuery(gpu, costs, rates, m, k, machine, host)])
         sd = math.sqrt(cov[0][0])
         c = centre[0]
         return Band(math.exp(c), math.exp(c - Z90 * sd), math.exp(c + Z90 * sd))
@@ -404,11 +420,15 @@ class TimeFit:
         pos = {n: i for i, n in enumerate(names)}
         sel = [[pos[n] for n in time_param_names(q.gpu, q.machine)] for q in queries]
 
+        def params_of(q: TimeQuery, values: Sequence[float], s: Sequence[int]) -> TimeParams:
+            params = _time_params(q.gpu, [values[i] for i in s])
+            return q.host.apply(params) if q.host is not None else params
+
         def log_t(x: Sequence[float]) -> list[float]:
             values = [p.value(v) for p, v in zip(pri, x, strict=True)]
             return [
                 math.log(time_model.update_seconds(
-                    q.costs, q.rates, _time_params(q.gpu, [values[i] for i in s]), q.m, q.k))
+                    q.costs, q.rates, params_of(q, values, s), q.m, q.k))
                 for q, s in zip(queries, sel, strict=True)
             ]
 
@@ -417,11 +437,12 @@ class TimeFit:
         values = [p.value(v) for p, v in zip(pri, mean, strict=True)]
         out = quadratic_form(grad, cov)
         for i, (q, s) in enumerate(zip(queries, sel, strict=True)):
-            noise = run_noise(time_model.host_share(
-                q.costs, q.rates, _time_params(q.gpu, [values[j] for j in s]), q.m))
+            share = time_model.host_share(q.costs, q.rates, params_of(q, values, s), q.m)
             # plus the model's structural error, one term per query (the terms its costs
-            # carry)
-            out[i][i] += self.fit.result.scale * noise**2 + q.costs.terms.model_sd**2
+            # carry), and a carried host's probe error on the host's share
+            carried = share * q.host.log_sd if q.host is not None else 0.0
+            out[i][i] += (self.fit.result.scale * run_noise(share)**2
+                          + q.costs.terms.model_sd**2 + carried**2)
         return centre, out
 
     def reports(self) -> list[ParamReport]:

@@ -26,6 +26,7 @@ from gacost.advisor.model_fit import (
     TIME_NOISE,
     Z90,
     Band,
+    HostScale,
     MemFit,
     MemObservation,
     ParamReport,
@@ -191,18 +192,44 @@ class FittedModel:
     unused: tuple[str, ...]
     machines: tuple[tuple[str, str], ...] = ()
     terms: TimeModelParams = DEFAULT_PARAMS
+    hosts: tuple[tuple[str, HostScale], ...] = ()
 
     def on_machines(self, machines: Mapping[str, str]) -> FittedModel:
         """This model predicting each GPU of ``machines`` on that machine's host."""
         return replace(self, machines=tuple(sorted(machines.items())))
 
+    def with_host(self, gpu: str, host: HostScale) -> FittedModel:
+        """This model predicting ``gpu`` on another instance of its measured machine: the
+        machine's host seconds scaled as ``host`` says."""
+        return replace(self, hosts=tuple(sorted({**dict(self.hosts), gpu: host}.items())))
+
     def machine_for(self, gpu: str) -> str:
         """The measured machine predictions on ``gpu`` use ("" for an unmeasured one)."""
         return dict(self.machines).get(gpu, "")
 
+    def host_for(self, gpu: str) -> HostScale | None:
+        """How predictions on ``gpu`` scale their machine's host (None: as measured)."""
+        return dict(self.hosts).get(gpu)
+
     def params(self, gpu: str) -> TimeParams:
         """Central time parameters of a prediction on ``gpu``."""
-        return self.time.params(gpu, self.machine_for(gpu))
+        params = self.time.params(gpu, self.machine_for(gpu))
+        host = self.host_for(gpu)
+        return host.apply(params) if host is not None else params
+
+    def host_factor(self, arch: ModelArch, setup: TrainSetup, gpu: GpuSpec, m: int,
+                    k: int) -> float:
+        """How much longer (or shorter) a split measured on ``gpu``'s machine runs on the
+        instance :meth:`with_host` describes: the model's time with the host scaled over its
+        time without (1.0 without a scale or a tensor rate)."""
+        host = self.host_for(gpu.name)
+        costs = time_model.work_costs(arch, setup, self.terms)
+        rates = time_model.gpu_rates(gpu, costs.compute_precision, self.terms)
+        if host is None or rates is None:
+            return 1.0
+        plain = self.time.params(gpu.name, self.machine_for(gpu.name))
+        return (time_model.update_seconds(costs, rates, host.apply(plain), m, k)
+                / time_model.update_seconds(costs, rates, plain, m, k))
 
     def host_share(self, arch: ModelArch, setup: TrainSetup, gpu: GpuSpec, m: int) -> float:
         """How host-bound a micro-step of ``m`` on ``gpu`` is, in [0, 1] (0 without a tensor
@@ -225,7 +252,8 @@ class FittedModel:
         rates = time_model.gpu_rates(gpu, costs.compute_precision, self.terms)
         if rates is None:
             return None
-        band = self.time.predict(gpu.name, costs, rates, m, k, self.machine_for(gpu.name))
+        band = self.time.predict(gpu.name, costs, rates, m, k, self.machine_for(gpu.name),
+                                 self.host_for(gpu.name))
         if world <= 1:
             return band
         c = comm_seconds(arch, setup, gpu.name, world)
@@ -264,7 +292,8 @@ class FittedModel:
             if rates is None:
                 return None
             queries.append((i, TimeQuery(side.gpu.name, costs, rates, side.m, side.k,
-                                         self.machine_for(side.gpu.name))))
+                                         self.machine_for(side.gpu.name),
+                                         self.host_for(side.gpu.name))))
         if queries:
             centre, cov = self.time.joint([q for _, q in queries])
             for r, (i, _) in enumerate(queries):
@@ -280,6 +309,9 @@ class FittedModel:
         machine = self.machine_for(gpu)
         host = (f"host of {machine}" if machine and self.time.has_machine(machine)
                 else "host of an unmeasured machine (the spread between machines in the band)")
+        carried = self.host_for(gpu)
+        if carried is not None:
+            host += f", scaled x{carried.factor:.2f} by the host probes"
         if self.time.has_data(gpu):
             return f"model fitted to the {gpu} profile(s); {host}"
         return f"model transferred from specs (no {gpu} profile; prior bands); {host}"

@@ -139,11 +139,13 @@ def recommend(
     price_as_of: str = "",
     price_source: str = "",
     top: int = 10,
+    host_probe_ms: float | None = None,
 ) -> Report:
     """Plan the job (one run group: a sweep is planned by ``budget``) over the offers with
-    the job's objective and limits; raises InfeasibleError when nothing qualifies."""
+    the job's objective and limits; raises InfeasibleError when nothing qualifies.
+    ``host_probe_ms``: the host probe of the instance to train on (``estimate_job``)."""
     base = job.model_copy(update={"sweep": None}) if job.sweep is not None else job
-    est = estimate_job(base, offers, user_profiles)
+    est = estimate_job(base, offers, user_profiles, host_probe_ms=host_probe_ms)
     limits = job_limits(base)
     candidates, _ = candidate_plans([(run_group(base, est), est.estimates)], est.offers, limits)
     objective = job_objective(base)

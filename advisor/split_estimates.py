@@ -163,6 +163,30 @@ def _measured_band(r: SplitResult, host_share: float = 0.0) -> tuple[float, floa
     return t / math.exp(math.hypot(lo, drift)), t * math.exp(math.hypot(hi, drift))
 
 
+def _on_this_instance(
+    result: SplitResult, p: Profile, arch: ModelArch, setup: predictor.TrainSetup,
+    gpu: GpuSpec, model: predictor.FittedModel,
+) -> tuple[SplitResult, str]:
+    """A split measured on ``p``'s machine as it runs on the instance whose host probe the
+    model carries (:meth:`~gacost.advisor.predictor.FittedModel.with_host`): its time and
+    interval times the model's host factor, the probe's error added to the interval; and a
+    note for the basis ("" when nothing is carried)."""
+    host = model.host_for(gpu.name)
+    if host is None or p.machine != model.machine_for(gpu.name):
+        return result, ""
+    t = result.seconds_per_update
+    assert t is not None
+    f = model.host_factor(arch, setup, gpu, result.micro_batch, result.grad_accum)
+    below = above = Z90 * TIME_NOISE
+    if result.ci_low_s and result.ci_high_s and result.ci_low_s <= t <= result.ci_high_s:
+        below, above = math.log(t / result.ci_low_s), math.log(result.ci_high_s / t)
+    probe = Z90 * host.log_sd * model.host_share(arch, setup, gpu, result.micro_batch)
+    scaled = replace(result, seconds_per_update=t * f,
+                     ci_low_s=t * f / math.exp(math.hypot(below, probe)),
+                     ci_high_s=t * f * math.exp(math.hypot(above, probe)))
+    return scaled, f", host scaled x{f:.2f} by the host probes"
+
+
 def _one(
     arch: ModelArch,
     setup: predictor.TrainSetup,
@@ -180,6 +204,7 @@ def _one(
         if result is None:
             continue
         if result.status in TIMED:
+            result, note = _on_this_instance(result, p, arch, setup, gpu, model)
             lo, hi = _measured_band(result, model.host_share(arch, setup, gpu, m))
             peak = result.peak_reserved_gib
             if peak is None:  # no measured peak: the model's
@@ -187,14 +212,14 @@ def _one(
                     gpu.name, m, k, result.seconds_per_update, "measured", mem.value,
                     "predicted", usable, mem.value <= usable, note=p.source,
                     seconds_low=lo, seconds_high=hi, peak_low_gib=mem.low,
-                    peak_high_gib=mem.high, basis=f"measured ({p.source})",
+                    peak_high_gib=mem.high, basis=f"measured ({p.source}){note}",
                 )
             peak += predictor.CUDA_CONTEXT_GIB
             return SplitEstimate(
                 gpu.name, m, k, result.seconds_per_update, "measured",
                 peak, "measured", usable, True, note=p.source,
                 seconds_low=lo, seconds_high=hi, peak_low_gib=peak, peak_high_gib=peak,
-                basis=f"measured ({p.source})",
+                basis=f"measured ({p.source}){note}",
             )
         if result.status in ("oom", "skipped") and p.vram_limit_gib is None:
             why = "out of memory in calibration" if result.status == "oom" else (

@@ -37,6 +37,8 @@ TIMED = ("ok", "dropped")  # statuses that carry a measured seconds_per_update
 RECORDED_SOURCE = "recorded run (GacostCallback)"  # a profile of the user's own run
 # said in a calibration's provenance when each split ran in a fresh process (as a user's run)
 OWN_PROCESS = "each split in its own process"
+# the host fact ``calibrate`` records: mean ms per task of gacost.calibration.host_probe
+HOST_PROBE_KEY = "probe_ms"
 # Machinery options of a workload (they change time and memory), with their defaults.
 WORKLOAD_OPTION_DEFAULTS: dict[str, bool | float] = {
     "torch_compile": False, "liger": False, "prepare_for_kbit": False, "lora_dropout": 0.0,
@@ -181,6 +183,16 @@ class Profile:
         rates = [sec / (nbytes / 1e9) for sec, nbytes in self.checkpoint_saves
                  if sec > 0 and nbytes > 0]
         return float(statistics.median(rates)) if rates else None
+
+    @property
+    def host_probe_ms(self) -> float | None:
+        """The host's speed ``calibrate`` recorded: mean ms per task of
+        :mod:`gacost.calibration.host_probe` (None: not recorded, or not a positive number)."""
+        try:
+            value = float(self.host.get(HOST_PROBE_KEY, ""))
+        except ValueError:
+            return None
+        return value if math.isfinite(value) and value > 0 else None
 
     @property
     def fingerprint(self) -> str:

@@ -268,6 +268,28 @@ case "$1" in
       tail -c 100 "$OUT/probe-user.jsonl"; echo
     done
     kill $SMI $P0 $P12; wait $P0 $P12 ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe" >&2
+  # One machine start (runs 16-): an idle 10-s probe on two CPUs (what a probe before any
+  # training sees), four processes of the host-bound 4x1 and two of the heavier 16x1 of the
+  # same job with the probe on two other CPUs, an idle probe again; the VM's boot id tells
+  # one start from another.
+  probe2)
+    J=bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml
+    { cat /proc/sys/kernel/random/boot_id; grep -m1 "cpu MHz" /proc/cpuinfo
+      cat /sys/class/dmi/id/product_name 2>/dev/null; } >> "$OUT/machine-probe2.txt"
+    idle() { taskset -c 4 python3 bench/host_probe.py --seconds 10 > "$OUT/idle-$1-cpu4.json" &
+             taskset -c 12 python3 bench/host_probe.py --seconds 10 > "$OUT/idle-$1-cpu12.json"
+             wait; }
+    idle before
+    taskset -c 0 python3 bench/host_probe.py --seconds 560 > "$OUT/probe-cpu0.json" & P0=$!
+    taskset -c 12 python3 bench/host_probe.py --seconds 560 > "$OUT/probe-cpu12.json" & P12=$!
+    for split in 4x1 4x1 16x1 4x1 4x1 16x1; do
+      taskset -c 4-7 python3 bench/user_script.py $J --micro-batch ${split%x*} \
+        --grad-accum ${split#*x} --warmup 3 --updates 30 2>/dev/null | grep '^{"' \
+        >> "$OUT/probe-user.jsonl"
+      tail -c 100 "$OUT/probe-user.jsonl"; echo
+    done
+    kill $P0 $P12; wait $P0 $P12
+    idle after ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2" >&2
      exit 2 ;;
 esac

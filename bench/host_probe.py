@@ -1,10 +1,11 @@
 """A steady CPU load, timed: how fast the host's CPU runs, moment by moment.
 
-Repeats a fixed pure-Python task (about 20 ms on an idle 2020s server core) and records the
-wall clock at each end and the task's seconds, until it is stopped (SIGTERM or SIGINT) or
-``--seconds`` pass; then prints one JSON line. Run beside a training process on another
-CPU (``taskset``) to see whether the host's speed moves with the training's time per update
-(bench/MODEL.md, "One run is one draw"; ``bash bench/calibrate_rounds_h200.sh probe``).
+Repeats the fixed pure-Python task of ``gacost.calibration.host_probe`` (13-31 ms on the lent
+H100 hosts) and records the wall clock at each end and the task's seconds, until it is
+stopped (SIGTERM or SIGINT) or ``--seconds`` pass; then prints one JSON line. Run beside a
+training process on another CPU (``taskset``) to see whether the host's speed moves with the
+training's time per update (bench/MODEL.md, "One run is one draw"; ``bash
+bench/calibrate_rounds_h200.sh probe`` and ``probe2``).
 
     taskset -c 12 python bench/host_probe.py --seconds 300 > probe.json
 """
@@ -16,15 +17,7 @@ import json
 import signal
 import time
 
-
-def task(n: int = 120_000) -> int:
-    """A fixed amount of interpreter work: integer arithmetic, a dict and a list."""
-    seen: dict[int, int] = {}
-    out = []
-    for i in range(n):
-        seen[i & 1023] = seen.get(i & 1023, 0) + i
-        out.append(i * 3 % 7)
-    return len(out) + len(seen)
+from gacost.calibration.host_probe import task
 
 
 def main() -> None:

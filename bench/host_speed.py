@@ -25,6 +25,7 @@ from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
 RUNS = RESULTS / "calibrate-vs-user"
+MACHINE_RUNS = ("run14", "run15", "run16")  # one machine start each
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
@@ -80,7 +81,7 @@ def probe(folder: Path, warmup: int = 3) -> dict[str, Any]:
         shared[f"{width} s"] = statistics.correlation(
             [statistics.fmean(bins[0][k]) for k in keys],
             [statistics.fmean(bins[12][k]) for k in keys])
-    users = lines(folder / "probe-user.jsonl")
+    users = [u for u in lines(folder / "probe-user.jsonl") if u["split"] == "4x1"]
     per_update: tuple[list[float], list[float]] = ([], [])
     processes = []
     for u in users:
@@ -96,8 +97,9 @@ def probe(folder: Path, warmup: int = 3) -> dict[str, Any]:
             window.append(per_update[1][-1])
         processes.append((math.log(u["median_s"]), statistics.fmean(window)))
     t_log, p_log = zip(*processes, strict=True)
+    smi = folder / "probe-gpu.csv"
     gpu_clocks = Counter(line.split(", ")[1] for line in
-                         (folder / "probe-gpu.csv").read_text().splitlines()
+                         (smi.read_text().splitlines() if smi.exists() else [])
                          if line.count(", ") >= 4 and line.split(", ")[4] not in ("0 %",))
     return {
         "tasks": sum(len(p["task_s"]) for p in probes.values()),
@@ -112,6 +114,68 @@ def probe(folder: Path, warmup: int = 3) -> dict[str, Any]:
         "update_correlation": statistics.correlation(*per_update),
         "gpu_sm_clock_busy": dict(gpu_clocks),
     }
+
+
+JOB = Path(__file__).resolve().parent / "jobs" / "qwen3-1.7b-lora-bf16-dropout.yaml"
+
+
+def machine(folder: Path) -> dict[str, Any]:
+    """One machine start: the probe's mean ms over the training (CPUs 0 and 12) and idle
+    before and after (``probe2``), and each split's median of its processes' medians."""
+    tasks = [t for cpu in (0, 12)
+             for t in json.loads((folder / f"probe-cpu{cpu}.json").read_text())["task_s"]]
+    idle = [t for f in sorted(folder.glob("idle-*.json"))
+            for t in json.loads(f.read_text())["task_s"]]
+    splits: dict[str, list[float]] = {}
+    for u in lines(folder / "probe-user.jsonl"):
+        splits.setdefault(u["split"], []).append(u["median_s"])
+    gpu = (folder / "machine-probe.txt" if (folder / "machine-probe.txt").exists()
+           else folder / "machine-probe2.txt").read_text().split(",")[0]
+    return {
+        "gpu": gpu, "probe_ms": 1000 * statistics.fmean(tasks),
+        "idle_probe_ms": 1000 * statistics.fmean(idle) if idle else None,
+        "splits": {k: {"median_s": statistics.median(v), "processes": len(v)}
+                   for k, v in splits.items()},
+    }
+
+
+def host_factor(split: str, scale: float) -> float:
+    """The advisor's factor for a split of the probe job on an H100 whose host is ``scale``
+    times the unmeasured H100 host's (``FittedModel.host_factor``)."""
+    from gacost.advisor import predictor
+    from gacost.advisor.model_fit import HostScale
+    from gacost.base import gpu_table, models
+    from gacost.base.job import load_job
+
+    job = load_job(str(JOB))
+    name, cfg = models.load_model_config(job.model)
+    arch = models.model_arch(name, cfg)
+    setup = predictor.setup_for(job.workload(name))
+    model = predictor.reference_model().with_host("H100-SXM", HostScale(scale, 0.0))
+    m, k = (int(v) for v in split.split("x"))
+    return model.host_factor(arch, setup, gpu_table.gpu_specs()["H100-SXM"], m, k)
+
+
+def transfers(machines: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Each split of each machine carried to every other machine of the same GPU: as
+    measured, times the probe ratio, and times the advisor's host factor for that ratio;
+    the log errors against what the other machine measured."""
+    rows = []
+    for a, ma in machines.items():
+        for b, mb in machines.items():
+            if a == b or ma["gpu"] != mb["gpu"]:
+                continue
+            for split in set(ma["splits"]) & set(mb["splits"]):
+                ta, tb = ma["splits"][split]["median_s"], mb["splits"][split]["median_s"]
+                ratio = mb["probe_ms"] / ma["probe_ms"]
+                rows.append({
+                    "from": a, "to": b, "split": split, "measured_s": tb,
+                    "as_is": math.log(ta / tb), "proportional": math.log(ta * ratio / tb),
+                    "model": math.log(ta * host_factor(split, ratio) / tb),
+                })
+    rms = {way: math.sqrt(statistics.fmean(r[way] ** 2 for r in rows)) if rows else None
+           for way in ("as_is", "proportional", "model")}
+    return {"pairs": rows, "rms_log_error": rms}
 
 
 def long_run_windows() -> dict[str, Any]:
@@ -160,8 +224,29 @@ def main() -> None:
     for width, w in windows.items():
         print(f"  {width:>3s} updates: log sd {w['log_sd']:.3f} "
               f"(independent updates: {w['if_independent']:.3f})")
+    machines = {run: machine(RUNS / run) for run in MACHINE_RUNS}
+    carried = transfers(machines)
+    print()
+    print("Machine starts: the probe (mean ms per task) and the same job's splits")
+    print(f"{'run':6s} {'GPU':22s} {'probe ms':>8s} {'idle ms':>8s}  splits (median s, processes)")
+    for run, mc in machines.items():
+        idle = "" if mc["idle_probe_ms"] is None else f"{mc['idle_probe_ms']:.1f}"
+        parts = ", ".join(f"{k} {v['median_s']:.3f} ({v['processes']})"
+                          for k, v in sorted(mc["splits"].items()))
+        print(f"{run:6s} {mc['gpu']:22s} {mc['probe_ms']:8.1f} {idle:>8s}  {parts}")
+    print()
+    print("A split carried from one start to another (log error against the measured):")
+    print(f"{'from':6s} {'to':6s} {'split':5s} {'measured':>8s} {'as is':>7s} {'x probe':>8s} "
+          f"{'x model':>8s}")
+    for r in carried["pairs"]:
+        print(f"{r['from']:6s} {r['to']:6s} {r['split']:5s} {r['measured_s']:8.3f} "
+              f"{r['as_is']:+7.3f} {r['proportional']:+8.3f} {r['model']:+8.3f}")
+    rms = carried["rms_log_error"]
+    print(f"rms log error: as is {rms['as_is']:.3f}, x probe ratio {rms['proportional']:.3f}, "
+          f"x the advisor's host factor {rms['model']:.3f}")
     out = RESULTS / "host_speed.json"
-    out.write_text(json.dumps({"spread": spread, "probes": probes, "long_run_windows": windows},
+    out.write_text(json.dumps({"spread": spread, "probes": probes, "long_run_windows": windows,
+                               "machines": machines, "transfers": carried},
                               indent=1) + "\n")
     print(f"wrote {out.relative_to(RESULTS.parent.parent)}")
 

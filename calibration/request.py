@@ -67,6 +67,7 @@ class CalibrateRequest:
     tokenizer: str | None = None
     nproc: int = 1  # data-parallel processes (GPUs); > 1 re-launches under torchrun
     force: bool = False  # overwrite the output even if it is not a profile of this workload
+    host_probe_ms: float | None = None  # the host's speed, probed before torch was imported
 
 
 def request_to_dict(req: CalibrateRequest) -> dict[str, Any]:
@@ -81,6 +82,7 @@ def request_to_dict(req: CalibrateRequest) -> dict[str, Any]:
         "tokenizer": req.tokenizer,
         "nproc": req.nproc,
         "force": req.force,
+        "host_probe_ms": req.host_probe_ms,
     }
 
 
@@ -98,6 +100,7 @@ def request_from_dict(data: dict[str, Any]) -> CalibrateRequest:
         tokenizer=data["tokenizer"],
         nproc=int(data["nproc"]),
         force=bool(data.get("force", False)),
+        host_probe_ms=data.get("host_probe_ms"),
     )
 
 

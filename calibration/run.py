@@ -11,7 +11,7 @@ import torch
 
 from gacost.base import models
 from gacost.base.errors import CalibrationError
-from gacost.base.profile import Profile, SplitResult, read_profile
+from gacost.base.profile import HOST_PROBE_KEY, Profile, SplitResult, read_profile
 from gacost.base.records import GIB
 from gacost.calibration import builder, launch, ranks, trace
 from gacost.calibration.env import describe
@@ -69,6 +69,8 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
         device = pick_device(req.device)
     builder.check_precision(job, device)
     env = describe(device)
+    if req.host_probe_ms is not None:
+        env = replace(env, host={**env.host, HOST_PROBE_KEY: f"{req.host_probe_ms:.2f}"})
     workload = job.workload(model_name)
     out = req.out
     if out is None:  # --out was checked before torch was imported; the default path now

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import re
+import sys
 from pathlib import Path
 
 from tabulate import tabulate
@@ -26,6 +27,8 @@ INSTALL_HINT = "calibration needs the extra: pip install 'gacost[calibrate]'"
 MAX_WARMUP = 1000
 MAX_UPDATES = 100_000
 MAX_SECONDS = 86_400.0
+DEFAULT_PROBE_SECONDS = 5.0  # the host probe: seconds of a rented GPU, mean over ~100 tasks
+MAX_PROBE_SECONDS = 600.0
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -92,6 +95,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="overwrite --out (or the default path) even if it is not a profile "
                         "of this workload")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--probe-seconds",
+        type=float,
+        metavar="S",
+        help="time a fixed Python task this long first and record the host's speed in the "
+        f"profile, for `gacost probe` on another instance (default {DEFAULT_PROBE_SECONDS:g}; "
+        "0, and the default with --device cpu: none)",
+    )
     add_sky_calibrate_flags(p)
     p.add_argument(
         "--no-trace",
@@ -171,6 +182,14 @@ def run(args: argparse.Namespace) -> str:
         parse_splits(args.splits, job.effective_batch, nproc) if args.splits is not None
         else job.splits(nproc)
     )
+    probe_seconds = args.probe_seconds
+    if probe_seconds is None:  # a CPU calibration's time is all host: nothing to carry
+        probe_seconds = 0.0 if args.device == "cpu" else DEFAULT_PROBE_SECONDS
+    if not 0 <= probe_seconds <= MAX_PROBE_SECONDS:
+        raise CalibrationError(
+            f"--probe-seconds: give 0 (no probe) to {MAX_PROBE_SECONDS:g} seconds, not "
+            f"{probe_seconds:g}"
+        )
     req = CalibrateRequest(
         job=job,
         out=args.out,
@@ -194,6 +213,7 @@ def run(args: argparse.Namespace) -> str:
         tokenizer=args.tokenizer,
         nproc=nproc,
         force=args.force,
+        host_probe_ms=probe_host(probe_seconds, quiet=args.quiet),
     )
     try:
         with deferred_interrupt():  # Ctrl-C inside torch's import would abort or be lost
@@ -255,6 +275,18 @@ def check_files(args: argparse.Namespace, job: Job, nproc: int = 1) -> None:
         check_out(out, workload, args.force)
 
 
+def probe_host(seconds: float, quiet: bool = False) -> float | None:
+    """The host's speed (mean ms per probe task) over ``seconds``, measured before torch is
+    imported; None for 0 seconds."""
+    if seconds <= 0:
+        return None
+    from gacost.calibration.host_probe import probe  # standard library only
+
+    if not quiet:
+        print(f"timing the host's CPU ({seconds:g} s)...", file=sys.stderr, flush=True)
+    return round(probe(seconds).mean_ms, 2)
+
+
 def summary(profile: Profile, out: Path) -> str:
     """The end-of-run table."""
     rows = [
@@ -299,9 +331,19 @@ def summary(profile: Profile, out: Path) -> str:
     return (
         f"{table}\n\nGPU: {gpus}{profile.gpu} ({profile.raw_gpu_name}, "
         f"{profile.gpu_memory_gib} GiB{link_text})"
-        f"; device time used: {profile.gpu_seconds or 0:.1f} s\nprofile written to {out}; "
+        f"; device time used: {profile.gpu_seconds or 0:.1f} s{probe_note(profile)}"
+        f"\nprofile written to {out}; "
         f"use it with: gacost recommend --job JOB --profile {out}"
     )
+
+
+def probe_note(profile: Profile) -> str:
+    """The host probe's line, or "" when none was recorded."""
+    ms = profile.host_probe_ms
+    if ms is None:
+        return ""
+    return (f"\nhost probe: {ms:.1f} ms per task (`gacost probe --profile PROFILE` on "
+            "another instance says how its CPU compares)")
 
 
 HOST_BOUND = 0.4  # GPU busy below this: the host (launches, Python) sets the pace

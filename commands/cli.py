@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "gpus": "list the GPU specs gacost knows",
     "prices": "the GPU market (one line per GPU) or its offers; refresh the rates",
     "models": "list the shipped model configs",
+    "probe": "time this host's CPU; compare it with a calibrated machine",
 }
 
 

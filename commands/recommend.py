@@ -30,6 +30,7 @@ from gacost.commands.inputs import (
     add_job_flags,
     add_price_age_flag,
     load_job_args,
+    number,
     price_table,
     trl_notes,
 )
@@ -51,6 +52,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "profiles of the job's workload are used too, README 'Calibrating on SkyPilot')",
     )
     add_profile_folder_flag(p)
+    p.add_argument(
+        "--host-probe-ms",
+        metavar="MS",
+        help="the host probe of the instance you will train on (`gacost probe` there): "
+        "your calibrated profile's host times scaled to it",
+    )
     p.add_argument(
         "--prices",
         metavar="F",
@@ -105,6 +112,8 @@ def run(args: argparse.Namespace) -> str:
         price_as_of=table.as_of,
         price_source=table.source,
         top=args.top,
+        host_probe_ms=None if args.host_probe_ms is None else number(
+            "--host-probe-ms", args.host_probe_ms, high=MAX_PROBE_MS),
     )
     sky_line = write_sky_task(args, job, report.recommended)
     changed = changes(saved, report)
@@ -185,6 +194,8 @@ def _band(lo: float | None, hi: float | None, fmt: str) -> str:
 
 
 # The default table: what a decision needs, within commands.formats.WIDTH columns.
+MAX_PROBE_MS = 10_000.0  # a probe task takes 13-31 ms on the lent hosts; 10 s is no CPU
+
 NARROW = ("GPU", "provider", "region", "pricing", "$/h", "m x k", "s/update", "hours",
           "$/fine-tune", "$/all runs", "time")
 NARROW_LABELS = {"$/fine-tune": "$/run", "$/all runs": "$/all"}  # shorter headers

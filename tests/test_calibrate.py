@@ -89,6 +89,8 @@ def test_cli_writes_a_profile_that_reads_back(
             "0.05",
             "--passes",
             "2",
+            "--probe-seconds",
+            "0.2",
             "--quiet",
         ]
     )
@@ -96,6 +98,9 @@ def test_cli_writes_a_profile_that_reads_back(
     text = capsys.readouterr().out
     assert "profile written to" in text and "4x1" in text
     profile = read_profile(out)
+    # the host probe ran before torch was imported and is the profile's host fact
+    assert profile.host_probe_ms is not None and profile.host_probe_ms > 0
+    assert f"host probe: {profile.host_probe_ms:.1f} ms per task" in text
     assert profile.gpu == "CPU" and profile.workload.sequence_length == 32
     assert {(s.micro_batch, s.grad_accum) for s in profile.splits} == {(1, 4), (2, 2), (4, 1)}
     best = min(
@@ -267,11 +272,13 @@ def test_one_process_per_split_fills_one_profile(
     out = tmp_path / "p.json"
     argv = ["calibrate", "--job", str(JOB), "--out", str(out), "--device", "cpu",
             "--warmup", "1", "--max-updates", "4", "--max-seconds", "0.05", "--quiet",
-            "--no-trace", "--isolation", "process"]
+            "--no-trace", "--isolation", "process", "--probe-seconds", "0.2"]
     assert main(argv) == 0
     profile = read_profile(out)
     assert {(s.micro_batch, s.grad_accum) for s in profile.splits} == {(1, 4), (2, 2), (4, 1)}
     assert profile.provenance.endswith("each split in its own process")
+    # probed once in the parent, recorded by the split processes from the request
+    assert profile.host_probe_ms is not None and profile.host_probe_ms > 0
     assert all(s.pass_seconds == () for s in profile.splits)  # one pass each
     assert "profile written to" in capsys.readouterr().out
 

@@ -1,0 +1,72 @@
+"""``gacost probe``: how fast this machine's CPU runs the host's share of a fine-tune, and,
+with ``--profile``, against the machine a profile was calibrated on.
+
+Run it on a freshly rented instance before training: the same GPU kind's instances ran one
+host-bound split 2x apart (bench/MODEL.md, "Host speed: a probe"). No GPU, torch or network
+is needed; it prints the ``recommend --host-probe-ms`` value that carries the profile's
+hours to this instance.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from gacost.base.errors import JobSpecError
+from gacost.base.profile import Profile, read_profile
+from gacost.calibration.host_probe import DEFAULT_SECONDS, HostSpeed, probe
+from gacost.commands.inputs import number
+
+MAX_SECONDS = 600.0
+PROBE_SECONDS = 10.0  # twice calibrate's: the probe's mean settles over slow spells of ~1 s
+SAME = 0.10  # within this of the profile's probe: the same speed, as far as the probe tells
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``gacost probe`` (its parser made by :mod:`gacost.commands.cli`)."""
+    p.add_argument("--seconds", default=str(PROBE_SECONDS), metavar="S",
+                   help=f"how long to time the task (default {PROBE_SECONDS:g}; calibrate "
+                        f"records {DEFAULT_SECONDS:g})")
+    p.add_argument("--profile", action="append", default=[], metavar="P",
+                   help="a calibration profile (JSON): compare with the host it recorded; "
+                        "repeatable")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> str:
+    """Probe this host, then compare it with each profile's recorded probe."""
+    seconds = number("--seconds", args.seconds, high=MAX_SECONDS)
+    profiles = [(Path(path), read_profile(path)) for path in args.profile]
+    for path, p in profiles:
+        if p.host_probe_ms is None:
+            raise JobSpecError(
+                f"--profile {path}: it recorded no host probe (`gacost calibrate` records one "
+                "from this version on); calibrate again, or probe without --profile")
+    if not args.quiet:
+        print(f"timing this host's CPU ({seconds:g} s)...", file=sys.stderr, flush=True)
+    speed = probe(seconds)
+    lines = [speed_line(speed)]
+    lines += [compare_line(path, p, speed.mean_ms) for path, p in profiles]
+    if not profiles:
+        lines.append("compare it with a calibrated machine: gacost probe --profile PROFILE")
+    return "\n".join(lines)
+
+
+def speed_line(speed: HostSpeed) -> str:
+    """``host probe: 15.9 ms per task (median 15.7, 218 tasks; slow spells 0% of tasks)``."""
+    return (f"host probe: {speed.mean_ms:.1f} ms per task (median {speed.median_ms:.1f}, "
+            f"{len(speed.task_ms)} tasks; slow spells {speed.slow_share:.0%} of tasks)")
+
+
+def compare_line(path: Path, p: Profile, here_ms: float) -> str:
+    """How this host compares with the one ``p`` recorded, and the flag to carry it."""
+    there = p.host_probe_ms
+    assert there is not None  # run() checked
+    ratio = here_ms / there
+    speed = ("about the same speed" if abs(ratio - 1) <= SAME
+             else f"{ratio:.2f}x slower" if ratio > 1 else f"{1 / ratio:.2f}x faster")
+    return (f"{path}: calibrated on {p.machine} at {there:g} ms per task; this CPU runs "
+            f"{speed}. Host-bound splits scale with it: gacost recommend --job JOB "
+            f"--profile {path} --host-probe-ms {here_ms:.1f}")

@@ -1,0 +1,114 @@
+"""The host probe: the timed task, ``gacost probe``, and ``recommend --host-probe-ms`` carrying
+a calibrated machine's host to another instance of it through the real model."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from gacost.advisor.estimate import PROBE_LOG_SD, estimate_job
+from gacost.base.job import load_job
+from gacost.base.profile import HOST_PROBE_KEY, Profile, read_profile, write_profile
+from gacost.calibration.host_probe import HostSpeed, probe
+from tests.test_cli import gacost
+
+ROOT = Path(__file__).resolve().parent.parent
+JOB = ROOT / "bench" / "jobs" / "qwen3-1.7b-lora-bf16.yaml"
+MEASURED = (ROOT / "data" / "profiles"
+            / "H200-SXM--Qwen3-1.7B--lora-r16-seq512-bf16-B4--measured.json")
+
+
+def probed(ms: float) -> Profile:
+    """The shipped H200 calibration of JOB's workload as if it had recorded a host probe."""
+    p = read_profile(MEASURED)
+    return replace(p, host={**p.host, HOST_PROBE_KEY: f"{ms:.2f}"})
+
+
+def test_the_probe_times_at_least_three_tasks() -> None:
+    seen: list[int] = []
+    speed = probe(0.0, pause=0.0, on_task=seen.append)
+    assert seen == [1, 2, 3] and len(speed.task_ms) == 3
+    assert all(t > 0 for t in speed.task_ms) and speed.mean_ms > 0
+
+
+def test_slow_spells_are_tasks_over_one_and_a_half_times_the_fast_tenth() -> None:
+    speed = HostSpeed((10.0,) * 15 + (16.0,) * 5)
+    assert speed.median_ms == 10.0 and speed.mean_ms == pytest.approx(11.5)
+    assert speed.slow_share == pytest.approx(0.25)
+
+
+def test_probe_command_compares_with_a_probed_profile(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    write_profile(path, probed(0.01))  # a host far faster than any CPU: this one is slower
+    run = gacost("probe", "--seconds", "0.05", "--profile", str(path))
+    assert run.returncode == 0, run.stderr
+    first, second = run.stdout.splitlines()
+    assert first.startswith("host probe: ") and "ms per task" in first
+    here = float(second.rsplit("--host-probe-ms ", 1)[1])
+    assert "x slower" in second and here > 0
+    assert "timing this host's CPU" in run.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--seconds", "-1"), "--seconds: must be > 0"),
+    (("--seconds", "soon"), "--seconds: expected a number"),
+    (("--profile", str(MEASURED)), "recorded no host probe"),
+])
+def test_probe_command_errors_are_one_line(args: tuple[str, ...], message: str) -> None:
+    run = gacost("probe", *args)
+    assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr
+
+
+def by_split(profiles: list[Profile], probe_ms: float | None) -> dict[tuple[str, int, int], float]:
+    est = estimate_job(load_job(JOB), [], profiles, host_probe_ms=probe_ms)
+    return {(e.gpu, e.micro_batch, e.grad_accum): e.seconds_per_update for e in est.estimates
+            if e.seconds_per_update is not None and e.world_size == 1}
+
+
+def test_a_slower_instance_scales_the_calibrated_gpu_only() -> None:
+    """Twice the probe's time: the H200 splits (measured and predicted) grow by the model's
+    host factor, between 1x and 2x and more for the host-bound 4x1 than the 1x4; every other
+    GPU stays as it was, and the bands widen by the probe's error."""
+    mine = [probed(15.0)]
+    same, slower = by_split(mine, 15.0), by_split(mine, 30.0)
+    assert same == by_split(mine, None)  # the calibrated machine's own probe changes nothing
+    grown = {key: slower[key] / same[key] for key in same}
+    h200 = {key: g for key, g in grown.items() if key[0] == "H200-SXM"}
+    assert h200 and all(1.05 < g <= 2.0 for g in h200.values())
+    assert h200[("H200-SXM", 4, 1)] > h200[("H200-SXM", 1, 4)] / 2  # all host-bound here
+    assert all(g == pytest.approx(1.0) for key, g in grown.items() if key[0] != "H200-SXM")
+    est = estimate_job(load_job(JOB), [], mine, host_probe_ms=30.0)
+    kept = next(e for e in est.estimates if (e.gpu, e.micro_batch, e.grad_accum)
+                == ("H200-SXM", 4, 1))
+    assert kept.time_source == "measured" and "host scaled x" in kept.basis
+    assert kept.seconds_low is not None and kept.seconds_high is not None
+    assert kept.seconds_per_update is not None
+    assert kept.seconds_low < kept.seconds_per_update < kept.seconds_high
+    assert any(f"{PROBE_LOG_SD:.0%} on the host's share" in n for n in est.notes)
+
+
+def test_recommend_takes_the_probe_and_says_what_it_did(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    write_profile(path, probed(15.0))
+    run = gacost("recommend", "--job", str(JOB), "--profile", str(path),
+                 "--host-probe-ms", "30")
+    assert run.returncode == 0, run.stderr
+    assert "host probe 30 ms on the instance to train on against 15 ms" in run.stdout
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ((), "--host-probe-ms: no --profile recorded a host probe"),
+    (("--profile", str(MEASURED)), "--host-probe-ms: no --profile recorded a host probe"),
+])
+def test_recommend_refuses_a_probe_without_a_probed_profile(
+    extra: tuple[str, ...], message: str
+) -> None:
+    run = gacost("recommend", "--job", str(JOB), "--host-probe-ms", "20", *extra)
+    assert run.returncode == 2 and message in run.stderr
+
+
+def test_recommend_refuses_a_probe_that_is_not_a_time() -> None:
+    run = gacost("recommend", "--job", str(JOB), "--host-probe-ms", "0")
+    assert run.returncode == 2 and "--host-probe-ms: must be > 0" in run.stderr
