@@ -13,7 +13,10 @@ one split, the run's ``per_device_train_batch_size`` x ``gradient_accumulation_s
 ``warmup`` updates are kept in ``update_times`` but not in the median. Evaluation,
 checkpoint saves and the callback's own writes are left out of the update they follow; each
 checkpoint's seconds and bytes are kept in the profile's ``checkpoint_saves``, the
-machine's save rate that ``recommend`` charges that GPU's runs.
+machine's save rate that ``recommend`` charges that GPU's runs. Before the first update the
+host probe runs for ``probe_seconds`` (default 5 on a GPU, none on the CPU) and is recorded as
+``host.probe_ms``, so the recorded machine can be carried to another instance
+(``gacost probe``, ``recommend --host-probe-ms``).
 
 The workload is read from the trainer and the model: the model identity (see
 :func:`gacost.calibration.record.model_identity`), LoRA rank, alpha and targets from the
@@ -41,10 +44,12 @@ from transformers import TrainerCallback
 
 from gacost.base.clock import utc_timestamp
 from gacost.base.errors import CalibrationError
-from gacost.base.profile import Profile, SplitResult, Workload, write_profile
+from gacost.base.profile import HOST_PROBE_KEY, Profile, SplitResult, Workload, write_profile
 from gacost.base.records import GIB
 from gacost.calibration import ranks, record
 from gacost.calibration.env import Environment, describe
+from gacost.calibration.host_probe import DEFAULT_SECONDS as DEFAULT_PROBE_SECONDS
+from gacost.calibration.host_probe import probe
 
 __all__ = ["GacostCallback"]
 
@@ -116,8 +121,15 @@ class GacostCallback(TrainerCallback):
         model_name: str | None = None,
         sequence_length: int | None = None,
         write_budget: float = WRITE_BUDGET,
+        probe_seconds: float | None = None,
     ) -> None:
         _check_count("every_n_updates", every_n_updates, 0, "a whole number >= 0 (0: at the end)")
+        if probe_seconds is not None and not 0.0 <= probe_seconds <= 600.0:
+            raise CalibrationError(
+                f"{record.WHO}: probe_seconds: give 0 (no probe) to 600 seconds, got "
+                f"{probe_seconds!r}"
+            )
+        self.probe_seconds = probe_seconds
         _check_count("warmup", warmup, 0, "a whole number of updates >= 0")
         if sequence_length is not None:
             _check_count("sequence_length", sequence_length, 1, "the tokens per sequence (> 0)")
@@ -307,7 +319,7 @@ class GacostCallback(TrainerCallback):
         self._device = torch.device(args.device)
         self._sync = _sync_for(self._device)
         self._main = bool(getattr(state, "is_world_process_zero", True))
-        self._env = describe(self._device)
+        self._env = self._probed(describe(self._device))
         model = kw.get("model")
         self._read_run(args, model)
         if self._device.type == "cuda":
@@ -322,6 +334,17 @@ class GacostCallback(TrainerCallback):
             )
         self._sync()
         self._started = self._last = time.perf_counter()
+
+    def _probed(self, env: Environment) -> Environment:
+        """``env`` with the host probe (:mod:`gacost.calibration.host_probe`) on the main
+        process: ``probe_seconds`` of it, by default 5 on a GPU and none on the CPU."""
+        seconds = self.probe_seconds
+        if seconds is None:
+            seconds = DEFAULT_PROBE_SECONDS if self._device.type == "cuda" else 0.0
+        if seconds <= 0 or not self._main:
+            return env
+        ms = probe(seconds).mean_ms
+        return replace(env, host={**env.host, HOST_PROBE_KEY: f"{ms:.2f}"})
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
         self._sync()

@@ -121,7 +121,7 @@ def test_writes_periodically_and_at_the_end(tmp_path: Path) -> None:
                 seen.append(len(read_profile(out).splits[0].update_times))
 
     cb = callback(out, every_n_updates=4, warmup=2, model_name=recorded_model(job),
-                  write_budget=1.0)
+                  write_budget=1.0, probe_seconds=0.1)
     model = lora_model(job)
     train(model, 2, 2, 10, [cb, Watch()])
     assert sorted(set(seen)) == [4, 8]  # rewritten at updates 4 and 8 while training
@@ -143,6 +143,7 @@ def test_writes_periodically_and_at_the_end(tmp_path: Path) -> None:
     assert profile.gpu_seconds and profile.gpu_seconds >= sum(split.update_times[2:]) * 0.99
     assert "sequence length 32 from the first micro-batch" in split.note
     assert cb.profile == profile
+    assert profile.host_probe_ms is not None and profile.host_probe_ms > 0  # asked for
 
     # With no budget for periodic writes, only the first one (and the last) is made.
     seen.clear()
@@ -151,6 +152,7 @@ def test_writes_periodically_and_at_the_end(tmp_path: Path) -> None:
     train(model, 2, 2, 8, [cb, Watch()])
     assert sorted(set(seen)) == [4]
     assert len(read_profile(out).splits[0].update_times) == 8
+    assert read_profile(out).host_probe_ms is None  # on the CPU no probe unless asked
 
 
 def test_a_second_run_with_another_split_merges(tmp_path: Path) -> None:
@@ -195,6 +197,8 @@ def test_a_profile_of_another_workload_is_not_clobbered(tmp_path: Path) -> None:
         callback(out)
     with pytest.raises(CalibrationError, match="every_n_updates"):
         callback(tmp_path / "x.json", every_n_updates=-1)
+    with pytest.raises(CalibrationError, match="probe_seconds: give 0"):
+        callback(tmp_path / "x.json", probe_seconds=-1.0)
 
 
 def test_a_local_checkpoint_is_recorded_as_the_jobs_folder(tmp_path: Path) -> None:
