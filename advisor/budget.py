@@ -105,14 +105,15 @@ class Collected:
 
 
 def collect(job: Job, offers: Sequence[Offer], profiles: Sequence[Profile] = (),
-            limits: Limits | None = None) -> Collected:
-    """Candidate plans (every offer and pricing option that runs every run group)."""
+            limits: Limits | None = None, *, host_probe_ms: float | None = None) -> Collected:
+    """Candidate plans (every offer and pricing option that runs every run group);
+    ``host_probe_ms``: the instance to train on (:func:`~gacost.advisor.estimate.estimate_job`)."""
     limits = limits or Limits()
     groups: list[tuple[RunGroup, Sequence[SplitEstimate]]] = []
     notes: list[str] = []
     model = job.model
     for g in job.run_groups():
-        est = estimate_job(g.job, offers, profiles)
+        est = estimate_job(g.job, offers, profiles, host_probe_ms=host_probe_ms)
         model = est.model
         if not any(e.fits and e.seconds_per_update is not None for e in est.estimates):
             what = f"sweep group '{g.name}': " if job.sweep is not None else ""

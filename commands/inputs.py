@@ -161,11 +161,28 @@ def add_price_age_flag(p: argparse.ArgumentParser) -> None:
                         "$GACOST_PRICE_DATE_MAX_AGE; a bare number is days)")
 
 
+MAX_PROBE_MS = 10_000.0  # a probe task takes 13-31 ms on the lent hosts; 10 s is no CPU
+
+
+def add_host_probe_flag(p: argparse.ArgumentParser) -> None:
+    """``--host-probe-ms``: the probe of the instance to train on (``gacost probe``)."""
+    p.add_argument("--host-probe-ms", metavar="MS",
+                   help="the host probe of the instance you will train on (`gacost probe` "
+                        "there): your probed profile's host times scaled to it")
+
+
+def host_probe_ms(args: argparse.Namespace) -> float | None:
+    """The ``--host-probe-ms`` value, checked (None without the flag)."""
+    text = getattr(args, "host_probe_ms", None)
+    return None if text is None else number("--host-probe-ms", text, high=MAX_PROBE_MS)
+
+
 def add_common(p: argparse.ArgumentParser) -> None:
     """Flags shared by ``budget`` and ``compare``."""
     add_job_flags(p)
     p.add_argument("--profile", action="append", default=[], metavar="P",
                    help="a calibration profile (JSON) to use; repeatable")
+    add_host_probe_flag(p)
     p.add_argument("--prices", metavar="F",
                    help="a price file in the snapshot CSV format (default: embedded snapshot)")
     p.add_argument("--spot", action="store_true",
@@ -254,6 +271,7 @@ class Inputs:
     profiles: list[Profile]
     allowance: float | None
     trl: TrlJob | None
+    host_probe_ms: float | None = None
 
 
 def load_inputs(args: argparse.Namespace) -> Inputs:
@@ -261,6 +279,7 @@ def load_inputs(args: argparse.Namespace) -> Inputs:
     allowance = None if args.spot_allowance is None else number(
         "--spot-allowance", args.spot_allowance, low=0.0, high=10.0, strict_low=False)
     job, trl = load_job_args(args)
+    probe_ms = host_probe_ms(args)
     profiles = [read_profile(p) for p in args.profile]
     table = price_table(args.prices, refresh=args.refresh_prices)
-    return Inputs(job, table, profiles, allowance, trl)
+    return Inputs(job, table, profiles, allowance, trl, probe_ms)

@@ -233,14 +233,16 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 def plot_inputs(job: Job, report: Report, offers: Sequence[Offer],
-                profiles: Sequence[Profile] = (), max_gpus: int = 6
+                profiles: Sequence[Profile] = (), max_gpus: int = 6,
+                host_probe_ms: float | None = None,
                 ) -> tuple[list[SplitEstimate], dict[str, Plan]]:
     """Estimates and one plan per GPU: the recommended plan, then the cheapest plan of each
     next cheapest GPU (up to ``max_gpus`` in all) and of up to two more that have measured
-    splits."""
+    splits; ``host_probe_ms`` as the report had it."""
     plain = job.model_copy(update={"sweep": None, "objective": "min_cost",
                                    "deadline_hours": None, "budget_usd": None})
-    overview = recommend(plain, offers, profiles, top=2 * len(offers) + 1)
+    overview = recommend(plain, offers, profiles, top=2 * len(offers) + 1,
+                         host_probe_ms=host_probe_ms)
     plans: dict[str, Plan] = {report.recommended.gpu: report.recommended}
     for plan in overview.plans:  # cheapest first
         plans.setdefault(plan.gpu, plan)
@@ -249,7 +251,8 @@ def plot_inputs(job: Job, report: Report, offers: Sequence[Offer],
     if estimates is None:  # a Report without the full table: one GPU at a time
         estimates = []
         for gpu in ranked:
-            one = recommend(plain.model_copy(update={"gpus": [gpu]}), offers, profiles, top=1)
+            one = recommend(plain.model_copy(update={"gpus": [gpu]}), offers, profiles, top=1,
+                            host_probe_ms=host_probe_ms)
             estimates += one.splits_on_recommended
     measured = {e.gpu for e in estimates if e.time_source == "measured" and e.fits}
     chosen = ranked[:max_gpus]
@@ -259,10 +262,11 @@ def plot_inputs(job: Job, report: Report, offers: Sequence[Offer],
 
 def recommend_plot(job: Job, report: Report, offers: Sequence[Offer],
                    profiles: Sequence[Profile], path: str | Path,
-                   report_text: str = "") -> list[str]:
+                   report_text: str = "", host_probe_ms: float | None = None) -> list[str]:
     """The ``recommend --plot`` figure for ``report``; returns what :func:`draw` drew."""
     check_path(path)
-    estimates, plans = plot_inputs(job, report, offers, profiles)
+    estimates, plans = plot_inputs(job, report, offers, profiles,
+                                   host_probe_ms=host_probe_ms)
     series = plot_series(estimates, list(plans), job.splits())
     title = (f"{report.model}: {job.updates} updates, effective batch {job.effective_batch}, "
              f"{job.sequence_length} tokens, {job.precision}")

@@ -27,10 +27,11 @@ from gacost.commands.formats import (
     short_region,
 )
 from gacost.commands.inputs import (
+    add_host_probe_flag,
     add_job_flags,
     add_price_age_flag,
+    host_probe_ms,
     load_job_args,
-    number,
     price_table,
     trl_notes,
 )
@@ -52,12 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "profiles of the job's workload are used too, README 'Calibrating on SkyPilot')",
     )
     add_profile_folder_flag(p)
-    p.add_argument(
-        "--host-probe-ms",
-        metavar="MS",
-        help="the host probe of the instance you will train on (`gacost probe` there): "
-        "your calibrated profile's host times scaled to it",
-    )
+    add_host_probe_flag(p)
     p.add_argument(
         "--prices",
         metavar="F",
@@ -105,6 +101,7 @@ def run(args: argparse.Namespace) -> str:
     profiles = [*(read_profile(p) for p in args.profile), *saved.profiles]
     table = price_table(args.prices, refresh=args.refresh_prices)
     dating = PriceDating(table.price_dates, utc_now(), max_age_from(args.price_age))
+    probe_ms = host_probe_ms(args)
     report = recommend(
         job,
         table.offers,
@@ -112,8 +109,7 @@ def run(args: argparse.Namespace) -> str:
         price_as_of=table.as_of,
         price_source=table.source,
         top=args.top,
-        host_probe_ms=None if args.host_probe_ms is None else number(
-            "--host-probe-ms", args.host_probe_ms, high=MAX_PROBE_MS),
+        host_probe_ms=probe_ms,
     )
     sky_line = write_sky_task(args, job, report.recommended)
     changed = changes(saved, report)
@@ -139,7 +135,7 @@ def run(args: argparse.Namespace) -> str:
                  "job, `gacost budget` plans the whole sweep")
     if args.plot is not None:
         recommend_plot(job, report, table.offers, profiles, args.plot,
-                       report_text=render_text(report))
+                       report_text=render_text(report), host_probe_ms=probe_ms)
         if args.format == "table":
             text += f"\nplot: {args.plot}"
     if sky_line and args.format == "table":
@@ -194,8 +190,6 @@ def _band(lo: float | None, hi: float | None, fmt: str) -> str:
 
 
 # The default table: what a decision needs, within commands.formats.WIDTH columns.
-MAX_PROBE_MS = 10_000.0  # a probe task takes 13-31 ms on the lent hosts; 10 s is no CPU
-
 NARROW = ("GPU", "provider", "region", "pricing", "$/h", "m x k", "s/update", "hours",
           "$/fine-tune", "$/all runs", "time")
 NARROW_LABELS = {"$/fine-tune": "$/run", "$/all runs": "$/all"}  # shorter headers

@@ -112,3 +112,27 @@ def test_recommend_refuses_a_probe_without_a_probed_profile(
 def test_recommend_refuses_a_probe_that_is_not_a_time() -> None:
     run = gacost("recommend", "--job", str(JOB), "--host-probe-ms", "0")
     assert run.returncode == 2 and "--host-probe-ms: must be > 0" in run.stderr
+
+
+def h200_hours(command: str, path: Path, *probe: str) -> float:
+    """The H200's instance-hours of one run in ``budget``'s or ``compare``'s JSON."""
+    import json
+
+    job = path.with_suffix(".yaml")
+    job.write_text(JOB.read_text() + "gpus: [H200-SXM]\n")
+    run = gacost(command, "--job", str(job), "--profile", str(path), "--format", "json",
+                 *probe)
+    assert run.returncode == 0, run.stderr
+    data = json.loads(run.stdout)
+    row = data["best"] if command == "budget" else data["rows"][0]
+    assert row["gpu"] == "H200-SXM"
+    return float(row["instance_hours"])
+
+
+@pytest.mark.parametrize("command", ["budget", "compare"])
+def test_budget_and_compare_carry_the_host_too(command: str, tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    write_profile(path, probed(15.0))
+    as_calibrated = h200_hours(command, path)
+    slower = h200_hours(command, path, "--host-probe-ms", "30")
+    assert 1.05 < slower / as_calibrated <= 2.0
