@@ -27,8 +27,9 @@ from gacost.base import gpu_table, models
 from gacost.base.errors import JobSpecError, UnknownNameError, did_you_mean
 from gacost.base.gpu_names import no_spec_text, resolve_gpus, without_spec
 from gacost.base.job import Job
-from gacost.base.profile import Profile
+from gacost.base.profile import TIMED, Profile
 from gacost.base.records import ModelArch, Offer
+from gacost.base.split import Split
 
 # log sd of a host-bound time carried from one instance of a GPU kind to another by the
 # ratio of their host probes (gacost.calibration.host_probe): the rms log error of the
@@ -156,6 +157,26 @@ def carried_host(profiles: Sequence[Profile], probe_ms: float,
             f"{p.host_probe_ms:g} ms where it was calibrated: its host time x{factor:.2f} "
             f"(the probe's error, {PROBE_LOG_SD:.0%} on the host's share, in the bands)")
     return gpu, HostScale(factor, PROBE_LOG_SD), line
+
+
+def carried_splits(profile: Profile, probe_ms: float) -> list[tuple[Split, float, float]]:
+    """Each timed split of ``profile`` as measured and as it would run on an instance of its
+    machine whose host probe is ``probe_ms``: (split, seconds there, seconds here), by the
+    model's host factor (:func:`carried_host`, fitted with the profile as ``recommend``
+    fits it); empty without a recorded probe, a known architecture or a GPU spec."""
+    arch = predictor.arch_for(profile.workload.model)
+    spec = gpu_table.gpu_specs().get(profile.gpu)
+    if arch is None or spec is None or profile.host_probe_ms is None:
+        return []
+    setup = predictor.setup_for(profile.workload)
+    machines = {profile.gpu: profile.machine}
+    gpu, host, _ = carried_host([profile], probe_ms, machines)
+    model = predictor.fitted_model(
+        [profile, *predictor.reference_profiles()], archs=[arch],
+        anchor=predictor.reference_model()).on_machines(machines).with_host(gpu, host)
+    return [(s.split, s.seconds_per_update, s.seconds_per_update
+             * model.host_factor(arch, setup, spec, s.micro_batch, s.grad_accum))
+            for s in profile.splits if s.status in TIMED and s.seconds_per_update]
 
 
 def lever_choices(job: Job) -> list[tuple[str, ...]]:

@@ -13,6 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from gacost.advisor.estimate import carried_splits
 from gacost.base.errors import JobSpecError
 from gacost.base.profile import Profile, read_profile
 from gacost.calibration.host_probe import DEFAULT_SECONDS, HostSpeed, probe
@@ -67,6 +68,10 @@ def compare_line(path: Path, p: Profile, here_ms: float) -> str:
     ratio = here_ms / there
     speed = ("about the same speed" if abs(ratio - 1) <= SAME
              else f"{ratio:.2f}x slower" if ratio > 1 else f"{1 / ratio:.2f}x faster")
-    return (f"{path}: calibrated on {p.machine} at {there:g} ms per task; this CPU runs "
-            f"{speed}. Host-bound splits scale with it: gacost recommend --job JOB "
-            f"--profile {path} --host-probe-ms {here_ms:.1f}")
+    lines = [f"{path}: calibrated on {p.machine} at {there:g} ms per task; this CPU runs "
+             f"{speed}."]
+    lines += [f"  {split}: {then:.3f} s per update there, about {now:.3f} s here"
+              for split, then, now in carried_splits(p, round(here_ms, 1))]
+    lines.append(f"  hours and dollars on this instance: gacost recommend --job JOB "
+                 f"--profile {path} --host-probe-ms {here_ms:.1f}")
+    return "\n".join(lines)

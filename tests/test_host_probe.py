@@ -43,14 +43,23 @@ def test_slow_spells_are_tasks_over_one_and_a_half_times_the_fast_tenth() -> Non
 
 def test_probe_command_compares_with_a_probed_profile(tmp_path: Path) -> None:
     path = tmp_path / "p.json"
-    write_profile(path, probed(0.01))  # a host far faster than any CPU: this one is slower
+    write_profile(path, probed(1.0))  # a host far faster than any CPU: this one is slower
     run = gacost("probe", "--seconds", "0.05", "--profile", str(path))
     assert run.returncode == 0, run.stderr
-    first, second = run.stdout.splitlines()
+    first, second, *splits, last = run.stdout.splitlines()
     assert first.startswith("host probe: ") and "ms per task" in first
-    here = float(second.rsplit("--host-probe-ms ", 1)[1])
-    assert "x slower" in second and here > 0
-    assert "timing this host's CPU" in run.stderr
+    assert "x slower" in second
+    here = float(last.rsplit("--host-probe-ms ", 1)[1])
+    assert here > 1.0 and "timing this host's CPU" in run.stderr
+    # each measured split carried here by the model's host factor: slower, at most by the ratio
+    timed = {str(x.split): x.seconds_per_update for x in read_profile(MEASURED).splits
+             if x.seconds_per_update}
+    assert len(splits) == len(timed)
+    for line in splits:
+        name, rest = line.strip().split(": ")
+        there, now = (float(w) for w in rest.split() if w[0].isdigit())
+        assert there == pytest.approx(timed[name], abs=5e-4)
+        assert there < now <= there * here * 1.01
 
 
 @pytest.mark.parametrize(("args", "message"), [
