@@ -8,8 +8,8 @@ imported by ``sweep`` and ``builder`` (torch, transformers, peft; ``sweep`` also
 ``protocol`` (trl), ``callback`` (torch, transformers), ``env`` and ``run`` (torch);
 ``trace`` and ``ranks`` import torch only inside the functions that need it, ``wire``
 imports transformers only when it attaches, and the other modules (``request``,
-``trl_config``, ``launch``, ``worker``, ``stats``, ``passes``, ``oom``, ``record``) not at
-all, so the command line checks every flag before the seconds-long import, and
-``recommend --trl-config`` runs without torch (import-linter checks ``request`` and
-``trl_config``).
+``trl_config``, ``launch``, ``worker``, ``stats``, ``passes``, ``oom``, ``record``,
+``host_probe``) not at all, so the command line checks every flag before the seconds-long
+import, ``recommend --trl-config`` runs without torch and ``gacost probe`` where torch is not
+installed (import-linter checks ``request``, ``trl_config`` and ``host_probe``).
 """
