@@ -21,7 +21,6 @@ from gacost.commands.inputs import number
 
 MAX_SECONDS = 600.0
 PROBE_SECONDS = 10.0  # twice calibrate's: the probe's mean settles over slow spells of ~1 s
-SAME = 0.10  # within this of the profile's probe: the same speed, as far as the probe tells
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -66,8 +65,7 @@ def compare_line(path: Path, p: Profile, here_ms: float) -> str:
     there = p.host_probe_ms
     assert there is not None  # run() checked
     ratio = here_ms / there
-    speed = ("about the same speed" if abs(ratio - 1) <= SAME
-             else f"{ratio:.2f}x slower" if ratio > 1 else f"{1 / ratio:.2f}x faster")
+    speed = f"{ratio:.2f}x slower" if ratio >= 1 else f"{1 / ratio:.2f}x faster"
     lines = [f"{path}: calibrated on {p.machine} at {there:g} ms per task; this CPU runs "
              f"{speed}."]
     lines += [f"  {split}: {then:.3f} s per update there, about {now:.3f} s here"
