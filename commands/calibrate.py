@@ -18,6 +18,8 @@ from gacost.base.interrupts import deferred_interrupt
 from gacost.base.job import Job
 from gacost.base.profile import Profile, SplitTrace
 from gacost.calibration import ranks
+from gacost.calibration.host_probe import DEFAULT_SECONDS as DEFAULT_PROBE_SECONDS
+from gacost.calibration.host_probe import probe
 from gacost.commands.calibrate_sky import add_sky_calibrate_flags, check_sky_flags, run_sky
 from gacost.commands.inputs import add_job_flags, load_job_args, trl_notes
 
@@ -27,7 +29,6 @@ INSTALL_HINT = "calibration needs the extra: pip install 'gacost[calibrate]'"
 MAX_WARMUP = 1000
 MAX_UPDATES = 100_000
 MAX_SECONDS = 86_400.0
-DEFAULT_PROBE_SECONDS = 5.0  # the host probe: seconds of a rented GPU, mean over ~100 tasks
 MAX_PROBE_SECONDS = 600.0
 
 
@@ -280,8 +281,6 @@ def probe_host(seconds: float, quiet: bool = False) -> float | None:
     imported; None for 0 seconds."""
     if seconds <= 0:
         return None
-    from gacost.calibration.host_probe import probe  # standard library only
-
     if not quiet:
         print(f"timing the host's CPU ({seconds:g} s)...", file=sys.stderr, flush=True)
     return round(probe(seconds).mean_ms, 2)
