@@ -148,43 +148,40 @@ def recorded_first(profile: Profile) -> int:
     return 0 if RECORDED_SOURCE in profile.source else 1
 
 
-def _measured_band(r: SplitResult, host_share: float = 0.0) -> tuple[float, float]:
+def _measured_band(r: SplitResult, host_share: float = 0.0,
+                   carried_sd: float = 0.0) -> tuple[float, float]:
     """The 90 % band of the next run of a measured split: the measurement's own interval
     (or :data:`TIME_NOISE` without one), widened by the host's drift between processes and
     days in proportion to how host-bound the split is (``NOISE_HOST``: the same host-bound
-    split ran 10-20 % apart in back-to-back processes, bench/RESULTS.md run 4)."""
+    split ran 10-20 % apart in back-to-back processes, bench/RESULTS.md run 4), and by
+    ``carried_sd`` (log sd) on the same share where the host was carried by the probes."""
     assert r.seconds_per_update is not None
     t = r.seconds_per_update
     if r.ci_low_s and r.ci_high_s and r.ci_low_s <= t <= r.ci_high_s:
         lo, hi = math.log(t / r.ci_low_s), math.log(r.ci_high_s / t)
     else:
         lo = hi = Z90 * TIME_NOISE
-    drift = Z90 * NOISE_HOST * host_share
+    drift = Z90 * math.hypot(NOISE_HOST, carried_sd) * host_share
     return t / math.exp(math.hypot(lo, drift)), t * math.exp(math.hypot(hi, drift))
 
 
 def _on_this_instance(
     result: SplitResult, p: Profile, arch: ModelArch, setup: predictor.TrainSetup,
     gpu: GpuSpec, model: predictor.FittedModel,
-) -> tuple[SplitResult, str]:
+) -> tuple[SplitResult, float, str]:
     """A split measured on ``p``'s machine as it runs on the instance whose host probe the
     model carries (:meth:`~gacost.advisor.predictor.FittedModel.with_host`): its time and
-    interval times the model's host factor, the probe's error added to the interval; and a
-    note for the basis ("" when nothing is carried)."""
+    interval times the model's host factor, the probe's log sd for its band, and a note for
+    the basis (the split as it is, 0 and "" when nothing is carried)."""
     host = model.host_for(gpu.name)
     if host is None or p.machine != model.machine_for(gpu.name):
-        return result, ""
-    t = result.seconds_per_update
-    assert t is not None
+        return result, 0.0, ""
+    assert result.seconds_per_update is not None
     f = model.host_factor(arch, setup, gpu, result.micro_batch, result.grad_accum)
-    below = above = Z90 * TIME_NOISE
-    if result.ci_low_s and result.ci_high_s and result.ci_low_s <= t <= result.ci_high_s:
-        below, above = math.log(t / result.ci_low_s), math.log(result.ci_high_s / t)
-    probe = Z90 * host.log_sd * model.host_share(arch, setup, gpu, result.micro_batch)
-    scaled = replace(result, seconds_per_update=t * f,
-                     ci_low_s=t * f / math.exp(math.hypot(below, probe)),
-                     ci_high_s=t * f * math.exp(math.hypot(above, probe)))
-    return scaled, f", host scaled x{f:.2f} by the host probes"
+    scaled = replace(result, seconds_per_update=result.seconds_per_update * f,
+                     ci_low_s=result.ci_low_s and result.ci_low_s * f,
+                     ci_high_s=result.ci_high_s and result.ci_high_s * f)
+    return scaled, host.log_sd, f", host scaled x{f:.2f} by the host probes"
 
 
 def _one(
@@ -204,8 +201,8 @@ def _one(
         if result is None:
             continue
         if result.status in TIMED:
-            result, note = _on_this_instance(result, p, arch, setup, gpu, model)
-            lo, hi = _measured_band(result, model.host_share(arch, setup, gpu, m))
+            result, carried_sd, note = _on_this_instance(result, p, arch, setup, gpu, model)
+            lo, hi = _measured_band(result, model.host_share(arch, setup, gpu, m), carried_sd)
             peak = result.peak_reserved_gib
             if peak is None:  # no measured peak: the model's
                 return SplitEstimate(
