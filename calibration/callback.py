@@ -44,11 +44,12 @@ from transformers import TrainerCallback
 
 from gacost.base.clock import utc_timestamp
 from gacost.base.errors import CalibrationError
-from gacost.base.profile import HOST_PROBE_KEY, Profile, SplitResult, Workload, write_profile
+from gacost.base.profile import Profile, SplitResult, Workload, write_profile
 from gacost.base.records import GIB
 from gacost.calibration import ranks, record
 from gacost.calibration.env import Environment, describe
 from gacost.calibration.host_probe import DEFAULT_SECONDS as DEFAULT_PROBE_SECONDS
+from gacost.calibration.host_probe import MAX_SECONDS as MAX_PROBE_SECONDS
 from gacost.calibration.host_probe import probe
 
 __all__ = ["GacostCallback"]
@@ -124,10 +125,10 @@ class GacostCallback(TrainerCallback):
         probe_seconds: float | None = None,
     ) -> None:
         _check_count("every_n_updates", every_n_updates, 0, "a whole number >= 0 (0: at the end)")
-        if probe_seconds is not None and not 0.0 <= probe_seconds <= 600.0:
+        if probe_seconds is not None and not 0.0 <= probe_seconds <= MAX_PROBE_SECONDS:
             raise CalibrationError(
-                f"{record.WHO}: probe_seconds: give 0 (no probe) to 600 seconds, got "
-                f"{probe_seconds!r}"
+                f"{record.WHO}: probe_seconds: give 0 (no probe) to {MAX_PROBE_SECONDS:g} "
+                f"seconds, got {probe_seconds!r}"
             )
         self.probe_seconds = probe_seconds
         _check_count("warmup", warmup, 0, "a whole number of updates >= 0")
@@ -343,8 +344,7 @@ class GacostCallback(TrainerCallback):
             seconds = DEFAULT_PROBE_SECONDS if self._device.type == "cuda" else 0.0
         if seconds <= 0 or not self._main:
             return env
-        ms = probe(seconds).mean_ms
-        return replace(env, host={**env.host, HOST_PROBE_KEY: f"{ms:.2f}"})
+        return env.with_host_probe(probe(seconds).mean_ms)
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
         self._sync()

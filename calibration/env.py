@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 
 import torch
 
 from gacost.base.gpu_names import canonical_gpu
+from gacost.base.profile import HOST_PROBE_KEY
 from gacost.base.records import GIB
 
 LIBRARIES = ("torch", "transformers", "trl", "peft", "accelerate", "datasets", "bitsandbytes")
@@ -26,6 +27,10 @@ class Environment:
     memory_gib: float
     host: dict[str, str] = field(default_factory=dict)
     software: dict[str, str] = field(default_factory=dict)
+
+    def with_host_probe(self, ms: float) -> Environment:
+        """This environment with the host probe's mean ms per task as a host fact."""
+        return replace(self, host={**self.host, HOST_PROBE_KEY: f"{ms:.2f}"})
 
 
 def _cpu_model() -> str:

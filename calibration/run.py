@@ -11,7 +11,7 @@ import torch
 
 from gacost.base import models
 from gacost.base.errors import CalibrationError
-from gacost.base.profile import HOST_PROBE_KEY, Profile, SplitResult, read_profile
+from gacost.base.profile import Profile, SplitResult, read_profile
 from gacost.base.records import GIB
 from gacost.calibration import builder, launch, ranks, trace
 from gacost.calibration.env import describe
@@ -70,7 +70,7 @@ def calibrate(req: CalibrateRequest) -> tuple[Profile, Path]:
     builder.check_precision(job, device)
     env = describe(device)
     if req.host_probe_ms is not None:
-        env = replace(env, host={**env.host, HOST_PROBE_KEY: f"{req.host_probe_ms:.2f}"})
+        env = env.with_host_probe(req.host_probe_ms)
     workload = job.workload(model_name)
     out = req.out
     if out is None:  # --out was checked before torch was imported; the default path now

@@ -19,6 +19,7 @@ from gacost.base.job import Job
 from gacost.base.profile import Profile, SplitTrace
 from gacost.calibration import ranks
 from gacost.calibration.host_probe import DEFAULT_SECONDS as DEFAULT_PROBE_SECONDS
+from gacost.calibration.host_probe import MAX_SECONDS as MAX_PROBE_SECONDS
 from gacost.calibration.host_probe import probe
 from gacost.commands.calibrate_sky import add_sky_calibrate_flags, check_sky_flags, run_sky
 from gacost.commands.inputs import add_job_flags, load_job_args, trl_notes
@@ -29,7 +30,6 @@ INSTALL_HINT = "calibration needs the extra: pip install 'gacost[calibrate]'"
 MAX_WARMUP = 1000
 MAX_UPDATES = 100_000
 MAX_SECONDS = 86_400.0
-MAX_PROBE_SECONDS = 600.0
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

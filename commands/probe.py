@@ -16,10 +16,9 @@ from pathlib import Path
 from gacost.advisor.estimate import carried_splits
 from gacost.base.errors import JobSpecError
 from gacost.base.profile import Profile, read_profile
-from gacost.calibration.host_probe import DEFAULT_SECONDS, HostSpeed, probe
+from gacost.calibration.host_probe import DEFAULT_SECONDS, MAX_SECONDS, HostSpeed, probe
 from gacost.commands.inputs import number
 
-MAX_SECONDS = 600.0
 PROBE_SECONDS = 10.0  # twice calibrate's: the probe's mean settles over slow spells of ~1 s
 
 
