@@ -82,10 +82,7 @@ def estimate_job(job: Job, offers: Sequence[Offer],
         if id(p) in user_ids and p.gpu not in gpu_names:
             notes.append(f"profile for {p.gpu} unused: {p.gpu} is not among the job's gpus")
     setup = predictor.setup_for(workload)  # the one Workload -> TrainSetup conversion
-    reference = predictor.reference_model(terms)
-    fitted = (predictor.fitted_model([*user_profiles, *references], archs=[arch],
-                                     anchor=reference, terms=terms)
-              if user_profiles else reference)
+    fitted = with_user_profiles(arch, user_profiles, terms)
     # your profile's machine hosts the predictions on its GPU (calibrate where you would
     # rent); every other GPU is predicted for a machine nobody measured
     machines: dict[str, str] = {}
@@ -133,6 +130,17 @@ def estimate_job(job: Job, offers: Sequence[Offer],
     return Estimated(model_name, arch, setup, fitted, estimates, skipped, chosen, notes)
 
 
+def with_user_profiles(arch: ModelArch, user_profiles: Sequence[Profile],
+                       terms: TimeModelParams = DEFAULT_PARAMS) -> predictor.FittedModel:
+    """The reference model, fitted again with the user's profiles (each informs its own
+    GPU's host and device terms; the global terms stay at the reference fit)."""
+    reference = predictor.reference_model(terms)
+    if not user_profiles:
+        return reference
+    return predictor.fitted_model([*user_profiles, *predictor.reference_profiles()],
+                                  archs=[arch], anchor=reference, terms=terms)
+
+
 def carried_host(profiles: Sequence[Profile], probe_ms: float,
                  machines: dict[str, str]) -> tuple[str, HostScale, str]:
     """The GPU whose machine ``probe_ms`` (``gacost probe`` on the instance to train on)
@@ -163,7 +171,8 @@ def carried_splits(profile: Profile, probe_ms: float) -> list[tuple[Split, float
     """Each timed split of ``profile`` as measured and as it would run on an instance of its
     machine whose host probe is ``probe_ms``: (split, seconds there, seconds here), by the
     model's host factor (:func:`carried_host`, fitted with the profile as ``recommend``
-    fits it); empty without a recorded probe, a known architecture or a GPU spec."""
+    fits it, :func:`with_user_profiles`); empty without a recorded probe, a known
+    architecture or a GPU spec."""
     arch = predictor.arch_for(profile.workload.model)
     spec = gpu_table.gpu_specs().get(profile.gpu)
     if arch is None or spec is None or profile.host_probe_ms is None:
@@ -171,9 +180,7 @@ def carried_splits(profile: Profile, probe_ms: float) -> list[tuple[Split, float
     setup = predictor.setup_for(profile.workload)
     machines = {profile.gpu: profile.machine}
     gpu, host, _ = carried_host([profile], probe_ms, machines)
-    model = predictor.fitted_model(
-        [profile, *predictor.reference_profiles()], archs=[arch],
-        anchor=predictor.reference_model()).on_machines(machines).with_host(gpu, host)
+    model = with_user_profiles(arch, [profile]).on_machines(machines).with_host(gpu, host)
     return [(s.split, s.seconds_per_update, s.seconds_per_update
              * model.host_factor(arch, setup, spec, s.micro_batch, s.grad_accum))
             for s in profile.splits if s.status in TIMED and s.seconds_per_update]
