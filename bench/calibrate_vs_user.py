@@ -33,15 +33,28 @@ def run(cmd: list[str], timeout: float) -> tuple[float, subprocess.CompletedProc
     return time.perf_counter() - started, done
 
 
-def user_split(job: str, split: str, warmup: int, updates: int) -> dict[str, object]:
+def host_probe(seconds: float) -> dict[str, object]:
+    """The host probe a user runs before training (``gacost probe``), in this process."""
+    if seconds <= 0:
+        return {}
+    from gacost.calibration.host_probe import probe
+
+    speed = probe(seconds)
+    return {"probe_before_ms": speed.mean_ms, "probe_before_median_ms": speed.median_ms,
+            "probe_before_slow_share": speed.slow_share}
+
+
+def user_split(job: str, split: str, warmup: int, updates: int,
+               probe_seconds: float = 0.0) -> dict[str, object]:
     m, k = split.split("x")
+    probed = host_probe(probe_seconds)
     wall, done = run([sys.executable, str(BENCH / "user_script.py"), job, "--micro-batch", m,
                       "--grad-accum", k, "--warmup", str(warmup), "--updates", str(updates)],
                      timeout=400)
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
     if done.returncode or not lines:
-        return {"split": split, "error": done.stderr[-600:], "wall_s": wall}
-    return {**json.loads(lines[-1]), "wall_s": wall}
+        return {"split": split, "error": done.stderr[-600:], "wall_s": wall, **probed}
+    return {**json.loads(lines[-1]), "wall_s": wall, **probed}
 
 
 def calibrate(job: str, splits: str, folder: Path, extra: list[str]) -> dict[str, object]:
@@ -111,6 +124,9 @@ def main() -> None:
                    help="flags added to every calibration, e.g. '--trace-all'")
     p.add_argument("--user-only", action="store_true",
                    help="only the user's runs (held-out measurements for the model), no calibrate")
+    p.add_argument("--probe-before", type=float, default=0.0, metavar="S",
+                   help="time the host probe for S seconds before each user run (its ms in "
+                        "the run's row)")
     a = p.parse_args()
     variants = [] if a.user_only else ["", *a.variant]
     report: dict[str, object] = {"workloads": []}
@@ -124,7 +140,8 @@ def main() -> None:
             report["workloads"].append(entry)  # type: ignore[union-attr]
             for round_ in range(a.rounds):
                 for s in splits.split(","):
-                    user.append({**user_split(job, s, a.warmup, a.updates), "round": round_})
+                    user.append({**user_split(job, s, a.warmup, a.updates, a.probe_before),
+                                 "round": round_})
                     print(f"  user {s}: {user[-1].get('median_s')}", flush=True)
                     Path(a.out).write_text(json.dumps(report, indent=1))  # kept if killed
                 for variant in variants:

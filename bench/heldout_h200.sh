@@ -4,7 +4,9 @@
 # workload (passed later as --profile); C and D: six more workloads and the same calibration,
 # 2026-12-04; E and F: six more and the calibration, the same day; G and H: six more and the
 # calibration, the eighth session; I, J and K: six more, the host-bound split of each in three
-# processes, and the calibration, the ninth session (2026-12-05). Every split is the user's
+# processes, and the calibration, the ninth session (2026-12-05); L and M: six more, each user
+# run after a 3-s host probe, idle probes at each call's start and end, the calibration and
+# `gacost probe --profile` on it, the fourteenth session (2026-12-06). Every split is the user's
 # plain TRL script in its own process (bench/user_script.py); results go to $OUT as they come.
 #   bash bench/heldout_h200.sh A    (on the device, after installing .wheels and the project)
 set -uo pipefail
@@ -13,7 +15,21 @@ N=bench/jobs/heldout3
 Q=bench/jobs/heldout4
 V=bench/jobs/heldout5
 W=bench/jobs/heldout6
+X=bench/jobs/heldout7
 COMMON=(--user-only --warmup 3 --updates 10)
+# install: the wheels and the project into /tmp/site (a fresh machine each call)
+install() {
+  [ -d /tmp/site/trl ] || python3 -m pip install -q --no-index --no-deps --no-compile \
+    --no-cache-dir --target /tmp/site .wheels/*.whl
+  python3 -m pip install -q --no-index --no-deps --no-build-isolation --upgrade \
+    --target /tmp/site .
+  export PYTHONPATH=/tmp/site
+  { nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+    lscpu | grep -E "Model name|^CPU\(s\)|Hypervisor"; } > "$OUT/machine-$1.txt" 2>&1
+}
+# probe_idle NAME: `gacost probe` for 10 s with nothing else running, to $OUT/probe-NAME.txt
+probe_idle() { python3 -m gacost probe --seconds 10 --quiet > "$OUT/probe-$1.txt" 2>&1
+               cat "$OUT/probe-$1.txt"; }
 case "$1" in
   A) python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-A.json" \
        $H/h01-smollm2-360m-s1024-b16.yaml:4x4,8x2,16x1 \
@@ -86,5 +102,31 @@ case "$1" in
      python3 bench/calibrate_vs_user.py "${COMMON[@]}" --rounds 2 \
        --out "$OUT/heldout-K-repeats.json" \
        $W/h32-qwen3-4b-qlora-s512-b8.yaml:4x2 $W/h35-qwen3-1.7b-r64-s1024-b8.yaml:2x4 ;;
-  *) echo "usage: heldout_h200.sh A|B|C|D|E|F|G|H|I|J|K" >&2; exit 2 ;;
+  # the fourteenth session (2026-12-06): six more, predicted before they ran
+  # (bench/results/heldout-2026-12-06/); a host probe before every user run (the probe a
+  # user takes with `gacost probe` before training: does it tell the run's host?), and
+  # `gacost calibrate` then `gacost probe --profile` end to end on the GPU
+  L) install L; probe_idle L-start
+     python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
+       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
+     python3 -m gacost probe --seconds 10 --quiet --profile "$OUT/other-workload-profile.json" \
+       > "$OUT/probe-L-profile.txt" 2>&1; cat "$OUT/probe-L-profile.txt"
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
+       --out "$OUT/heldout-L.json" \
+       $X/h36-qwen3-0.6b-s512-b16.yaml:4x4,16x1 \
+       $X/h37-llama3.2-1b-r32-nogc-s1024-b16.yaml:4x4,16x1 \
+       $X/h38-qwen2.5-1.5b-full-s512-b16.yaml:4x4,16x1
+     probe_idle L-end ;;
+  M) install M; probe_idle M-start
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
+       --out "$OUT/heldout-M.json" \
+       $X/h39-smollm2-1.7b-qlora-s1024-b8.yaml:2x4,8x1 \
+       $X/h40-phi3-mini-s1024-b8.yaml:2x4,8x1 \
+       $X/h41-qwen2.5-7b-attn-s1024-b8.yaml:2x4,8x1
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
+       --out "$OUT/heldout-M-repeats.json" \
+       $X/h36-qwen3-0.6b-s512-b16.yaml:4x4 $X/h38-qwen2.5-1.5b-full-s512-b16.yaml:4x4 \
+       $X/h39-smollm2-1.7b-qlora-s1024-b8.yaml:2x4 $X/h40-phi3-mini-s1024-b8.yaml:2x4
+     probe_idle M-end ;;
+  *) echo "usage: heldout_h200.sh A|B|C|D|E|F|G|H|I|J|K|L|M" >&2; exit 2 ;;
 esac
