@@ -85,13 +85,14 @@ OUT = ROOT / "bench" / "results" / "heldout_user_runs.json"
 GPU = "H200-SXM"
 
 
-def host_group(job: Job, m: int, terms: TimeModelParams = DEFAULT_PARAMS) -> str:
+def host_group(job: Job, m: int, terms: TimeModelParams = DEFAULT_PARAMS,
+               gpu: str = GPU) -> str:
     """host-bound / mixed / GPU-bound: the reference model's host share of a micro-step."""
     arch = predictor.arch_for(job.model)
     assert arch is not None
     setup = predictor.setup_for(job.workload(arch.name))
     share = predictor.reference_model(terms).host_share(arch, setup,
-                                                        gpu_table.gpu_specs()[GPU], m)
+                                                        gpu_table.gpu_specs()[gpu], m)
     return "host-bound" if share > 0.8 else "GPU-bound" if share < 0.2 else "mixed"
 
 
@@ -101,7 +102,7 @@ def predictions(job: Job, profiles: Sequence[Profile],
             for e in estimate_job(job, [], profiles, terms).estimates}
 
 
-def predict_before(out: Path, specs: Sequence[str]) -> None:
+def predict_before(out: Path, specs: Sequence[str], gpu: str = GPU) -> None:
     """``--predict OUT JOB.yaml:MxK,...``: the shipped model's predictions for the splits,
     written before they run (a machine nobody measured; no profile), so a session's errors
     are those of a model that never saw its workloads."""
@@ -110,7 +111,7 @@ def predict_before(out: Path, specs: Sequence[str]) -> None:
     rows: dict[str, Any] = {}
     for spec in specs:
         path, _, splits = spec.rpartition(":")
-        job = load_job(Path(path)).model_copy(update={"gpus": [GPU]})
+        job = load_job(Path(path)).model_copy(update={"gpus": [gpu]})
         alone = predictions(job, [])
         for split in splits.split(","):
             m, k = (int(v) for v in split.split("x"))
@@ -118,9 +119,10 @@ def predict_before(out: Path, specs: Sequence[str]) -> None:
             rows[f"{Path(path).stem}:{split}"] = {
                 "predicted_s": round(e.seconds_per_update or 0.0, 4),
                 "band": [round(e.seconds_low or 0.0, 4), round(e.seconds_high or 0.0, 4)],
-                "peak_gib": round(e.peak_gib or 0.0, 3), "host": host_group(job, m)}
+                "peak_gib": round(e.peak_gib or 0.0, 3),
+                "host": host_group(job, m, gpu=gpu)}
     out.write_text(json.dumps({
-        "model_version": MODEL_VERSION, "gpu": GPU,
+        "model_version": MODEL_VERSION, "gpu": gpu,
         "note": "predicted by bench/heldout_user_runs.py --predict before the runs (a machine "
                 "nobody measured)", "predictions": rows}, indent=1) + "\n")
     print(f"{len(rows)} predictions written to {out.relative_to(ROOT)}")
@@ -322,11 +324,13 @@ def main() -> None:
                              "model refitted at each value (no file written)")
     parser.add_argument("--overlap", type=float, nargs="+", metavar="P",
                         help="the same as --scan overlap P ...")
+    parser.add_argument("--gpu", default=GPU,
+                        help=f"the GPU --predict predicts for (default {GPU})")
     parser.add_argument("--predict", nargs="+", metavar=("OUT", "JOB:SPLITS"),
                         help="write the predictions of JOB.yaml:MxK,... to OUT before they run")
     args = parser.parse_args()
     if args.predict:
-        predict_before(Path(args.predict[0]).resolve(), args.predict[1:])
+        predict_before(Path(args.predict[0]).resolve(), args.predict[1:], args.gpu)
         return
     if args.scan or args.overlap:
         name, *values = args.scan or ["overlap", *map(str, args.overlap)]
