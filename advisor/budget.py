@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from gacost.advisor.estimate import estimate_job, run_group
+from gacost.advisor.estimate import HostProbe, estimate_job, run_group
 from gacost.advisor.objectives import (
     FLAGS,
     MinCost,
@@ -105,15 +105,15 @@ class Collected:
 
 
 def collect(job: Job, offers: Sequence[Offer], profiles: Sequence[Profile] = (),
-            limits: Limits | None = None, *, host_probe_ms: float | None = None) -> Collected:
+            limits: Limits | None = None, *, host_probe: HostProbe | None = None) -> Collected:
     """Candidate plans (every offer and pricing option that runs every run group);
-    ``host_probe_ms``: the instance to train on (:func:`~gacost.advisor.estimate.estimate_job`)."""
+    ``host_probe``: the instance to train on (:func:`~gacost.advisor.estimate.estimate_job`)."""
     limits = limits or Limits()
     groups: list[tuple[RunGroup, Sequence[SplitEstimate]]] = []
     notes: list[str] = []
     model = job.model
     for g in job.run_groups():
-        est = estimate_job(g.job, offers, profiles, host_probe_ms=host_probe_ms)
+        est = estimate_job(g.job, offers, profiles, host_probe=host_probe)
         model = est.model
         if not any(e.fits and e.seconds_per_update is not None for e in est.estimates):
             what = f"sweep group '{g.name}': " if job.sweep is not None else ""

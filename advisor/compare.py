@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from gacost.advisor.breakeven import BreakEven
 from gacost.advisor.budget import collect
+from gacost.advisor.estimate import HostProbe
 from gacost.advisor.objectives import MinCost
 from gacost.advisor.planner import Limits, Plan, plan
 from gacost.advisor.recommend import recommend
@@ -75,7 +76,7 @@ def _unconstrained(job: Job, spot: bool, allowance: float) -> Job:
 
 def _pick_gpu(job: Job, offers: Sequence[Offer], profiles: Sequence[Profile], gpu: str | None,
               fallback: str, notes: list[str], by_cost: Sequence[str],
-              host_probe_ms: float | None = None) -> str:
+              host_probe: HostProbe | None = None) -> str:
     """The GPU to compare: ``gpu`` (a family, as ``prices --gpu`` takes it: its member the
     job runs cheapest on), else the one ``recommend`` picks."""
     if gpu is not None:
@@ -97,7 +98,7 @@ def _pick_gpu(job: Job, offers: Sequence[Offer], profiles: Sequence[Profile], gp
         return priced[0]
     try:
         return recommend(job.model_copy(update={"sweep": None}), offers, profiles,
-                         top=1, host_probe_ms=host_probe_ms).recommended.gpu
+                         top=1, host_probe=host_probe).recommended.gpu
     except InfeasibleError as exc:
         notes.append(f"the job's constraints are not met ({exc}); comparing the cheapest GPU")
         return fallback
@@ -112,18 +113,18 @@ def compare(
     spot: bool = False,
     spot_allowance: float | None = None,
     matrix_size: int = 6,
-    host_probe_ms: float | None = None,
+    host_probe: HostProbe | None = None,
 ) -> Comparison:
     """Price the job at every offer of one GPU and compare GPUs by break-even ratio;
-    ``host_probe_ms``: the instance to train on (:func:`~gacost.advisor.estimate.estimate_job`)."""
+    ``host_probe``: the instance to train on (:func:`~gacost.advisor.estimate.estimate_job`)."""
     spot = spot or job.spot
     allowance = job.spot_allowance if spot_allowance is None else spot_allowance
     overview = recommend(_unconstrained(job, spot, allowance), offers, profiles,
-                         top=2 * len(offers) + 1, host_probe_ms=host_probe_ms)
+                         top=2 * len(offers) + 1, host_probe=host_probe)
     notes = list(overview.notes)
     by_cost = list(dict.fromkeys(p.gpu for p in overview.plans))
     chosen = _pick_gpu(job, offers, profiles, gpu, overview.recommended.gpu, notes, by_cost,
-                       host_probe_ms)
+                       host_probe)
     wanted = None if job.providers is None else {p.lower() for p in job.providers}
     if not any(o.gpu == chosen and o.gpu_count == 1
                and (wanted is None or o.provider in wanted) for o in offers):
@@ -138,7 +139,7 @@ def compare(
     limits = Limits(spot=spot, spot_allowance=allowance)
     try:
         found = collect(job.model_copy(update={"gpus": [chosen]}), offers, profiles, limits,
-                        host_probe_ms=host_probe_ms)
+                        host_probe=host_probe)
     except InfeasibleError as exc:
         raise InfeasibleError(f"--gpu: {chosen}: {exc}") from None
     rows = plan(found.plans, MinCost(), limits)

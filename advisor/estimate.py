@@ -37,6 +37,27 @@ from gacost.base.split import Split
 # factor and 0.169 with the plain ratio (bench/results/host_speed.json "transfers";
 # bench/MODEL.md "Host speed: a probe"), rounded up: three starts are few
 PROBE_LOG_SD = 0.15
+# the probe (mean ms per task) of a host whose time per kernel launch is the model's
+# host_base, the measured machines' typical host: each probed machine start's probe over the
+# host scale at which the shipped model matches its host-bound splits (an unmeasured machine
+# of its GPU kind), geometric mean over the starts (bench/host_speed.py, "reference probe";
+# bench/MODEL.md "A probe for a machine nobody calibrated")
+REFERENCE_PROBE_MS = 27.8
+# log sd of a host from its probe alone (a machine nobody calibrated): the carry error
+# between instances (PROBE_LOG_SD) and the spread of the starts' reference probes, which
+# stands for the CPU kinds nobody probed (bench/host_speed.py, "reference probe")
+REFERENCE_PROBE_LOG_SD = 0.18
+
+
+@dataclass(frozen=True)
+class HostProbe:
+    """``gacost probe`` on the instance the user will train on: the mean ms per task, and the
+    GPU kind the instance hosts ("": the GPU of the user's probed profile). The probe carries
+    a probed profile's machine to the instance; without one it stands in for the host of a
+    machine nobody measured."""
+
+    ms: float
+    gpu: str = ""
 
 
 @dataclass(frozen=True)
@@ -56,11 +77,11 @@ class Estimated:
 def estimate_job(job: Job, offers: Sequence[Offer],
                  user_profiles: Sequence[Profile] = (),
                  terms: TimeModelParams = DEFAULT_PARAMS,
-                 host_probe_ms: float | None = None) -> Estimated:
+                 host_probe: HostProbe | None = None) -> Estimated:
     """Every split of ``job`` on every candidate GPU (measured or predicted) and the offers
     of its GPUs and providers; ``terms``: the time model's fixed terms (a bench's variant);
-    ``host_probe_ms``: the host probe of the instance the user will train on, an instance of
-    the machine of the user's probed profile (:func:`carried_host`)."""
+    ``host_probe``: the host probe of the instance the user will train on
+    (:func:`carried_host`)."""
     notes: list[str] = []
     model_name, cfg = models.load_model_config(job.model)
     arch = models.model_arch(model_name, cfg)
@@ -92,10 +113,11 @@ def estimate_job(job: Job, offers: Sequence[Offer],
         if p.save_seconds_per_gb is not None:
             save_rates.setdefault(p.gpu, p.save_seconds_per_gb)
     fitted = fitted.on_machines(machines)
-    if host_probe_ms is not None:
-        gpu, host, line = carried_host(user_profiles, host_probe_ms, machines)
+    if host_probe is not None:
+        gpu, host, line = carried_host(user_profiles, host_probe, machines)
         fitted = fitted.with_host(gpu, host)
-        notes.append(line)
+        notes.append(line if gpu in gpu_names else
+                     f"host probe for {gpu} unused: {gpu} is not among the job's gpus")
     worlds = job.world_sizes()
     estimates: list[SplitEstimate] = []
     skipped: list[SkippedGpu] = []
@@ -141,30 +163,52 @@ def with_user_profiles(arch: ModelArch, user_profiles: Sequence[Profile],
                                   archs=[arch], anchor=reference, terms=terms)
 
 
-def carried_host(profiles: Sequence[Profile], probe_ms: float,
+def carried_host(profiles: Sequence[Profile], probe: HostProbe,
                  machines: dict[str, str]) -> tuple[str, HostScale, str]:
-    """The GPU whose machine ``probe_ms`` (``gacost probe`` on the instance to train on)
-    re-hosts, its :class:`HostScale` against the probe the profile recorded, and a note.
+    """The GPU whose host ``probe`` (``gacost probe`` on the instance to train on) informs,
+    its :class:`HostScale`, and a note.
 
-    The profile is the user's probed one whose machine hosts its GPU's predictions; one GPU
-    only (the probe was taken on one instance)."""
+    A user's probed profile whose machine hosts its GPU's predictions: that machine carried
+    to the instance, by the two probes' ratio. Otherwise ``probe.gpu`` names the GPU of a
+    machine nobody measured: its host is the measured machines' typical host times the
+    probe over :data:`REFERENCE_PROBE_MS`. One GPU only (the probe was taken on one
+    instance)."""
     probed = {p.gpu: p for p in sorted(profiles, key=recorded_first)
               if p.host_probe_ms is not None and machines.get(p.gpu) == p.machine}
+    if probe.gpu and probe.gpu not in probed:
+        return _unmeasured_host(probe.gpu, probe.ms, machines)
     if not probed:
         raise JobSpecError(
-            "--host-probe-ms: no --profile recorded a host probe (`gacost calibrate` records "
-            "one from this version on); calibrate again, or leave the flag out")
+            "--host-probe-ms: no --profile recorded a host probe; name the probed "
+            "instance's GPU with --host-probe-gpu (a machine nobody calibrated), or "
+            "calibrate there (`gacost calibrate` records one)")
     if len(probed) > 1:
         raise JobSpecError(
             f"--host-probe-ms: profiles of {', '.join(sorted(probed))} recorded host probes; "
-            "pass only the profile of the GPU kind whose instance you probed")
+            "name the GPU of the instance you probed with --host-probe-gpu")
     gpu, p = next(iter(probed.items()))
     assert p.host_probe_ms is not None
-    factor = probe_ms / p.host_probe_ms
-    line = (f"{gpu}: host probe {probe_ms:g} ms on the instance to train on against "
+    factor = probe.ms / p.host_probe_ms
+    line = (f"{gpu}: host probe {probe.ms:g} ms on the instance to train on against "
             f"{p.host_probe_ms:g} ms where it was calibrated: its host time x{factor:.2f} "
             f"(the probe's error, {PROBE_LOG_SD:.0%} on the host's share, in the bands)")
     return gpu, HostScale(factor, PROBE_LOG_SD), line
+
+
+def _unmeasured_host(gpu: str, ms: float, machines: dict[str, str]
+                     ) -> tuple[str, HostScale, str]:
+    """:func:`carried_host` for a machine nobody measured: ``gpu``'s host from its probe."""
+    if gpu in machines:
+        raise JobSpecError(
+            f"--host-probe-gpu {gpu}: your profile for {gpu} recorded no host probe to carry "
+            "its machine by; calibrate again (`gacost calibrate` records one), or leave "
+            "--host-probe-ms out")
+    factor = ms / REFERENCE_PROBE_MS
+    line = (f"{gpu}: host probe {ms:g} ms on the instance to train on, against "
+            f"{REFERENCE_PROBE_MS:g} ms for the measured machines' typical host: host time "
+            f"x{factor:.2f} (the probe's error, {REFERENCE_PROBE_LOG_SD:.0%} on the host's "
+            "share, in the bands in place of the spread between machines)")
+    return gpu, HostScale(factor, REFERENCE_PROBE_LOG_SD, unmeasured=True), line
 
 
 def carried_splits(profile: Profile, probe_ms: float) -> list[tuple[Split, float, float]]:
@@ -179,7 +223,7 @@ def carried_splits(profile: Profile, probe_ms: float) -> list[tuple[Split, float
         return []
     setup = predictor.setup_for(profile.workload)
     machines = {profile.gpu: profile.machine}
-    gpu, host, _ = carried_host([profile], probe_ms, machines)
+    gpu, host, _ = carried_host([profile], HostProbe(probe_ms), machines)
     model = with_user_profiles(arch, [profile]).on_machines(machines).with_host(gpu, host)
     return [(s.split, s.seconds_per_update, s.seconds_per_update
              * model.host_factor(arch, setup, spec, s.micro_batch, s.grad_accum))

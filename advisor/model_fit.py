@@ -188,13 +188,18 @@ class TimeQuery:
 
 @dataclass(frozen=True)
 class HostScale:
-    """A measured machine's host carried to another instance of it: its host seconds times
-    ``factor`` (the two instances' host probes, :mod:`gacost.calibration.host_probe`), with
-    ``log_sd`` the probe's error as a predictor of the host's time (bench/MODEL.md, "Host
-    speed: a probe")."""
+    """A host probe's word on a machine's host (:mod:`gacost.calibration.host_probe`): its
+    host seconds times ``factor``, with ``log_sd`` the probe's error as a predictor of the
+    host's time (bench/MODEL.md, "Host speed: a probe").
+
+    Two uses. A measured machine carried to another instance of it: ``factor`` is the two
+    instances' probe ratio. A machine nobody measured (``unmeasured``): ``factor`` is its
+    probe against the measured machines' typical probe, and it stands in for the spread
+    between machines (the ``host_dev`` prior) in the bands."""
 
     factor: float
     log_sd: float
+    unmeasured: bool = False
 
     def apply(self, params: TimeParams) -> TimeParams:
         return replace(params, host_s_per_launch=params.host_s_per_launch * self.factor)
@@ -434,6 +439,13 @@ class TimeFit:
 
         centre = log_t(mean)
         grad = _jacobian(log_t, mean)
+        for i, q in enumerate(queries):
+            if q.host is not None and q.host.unmeasured:
+                # the probe's error replaces the spread between machines (no observation
+                # informed this machine's host_dev: it is its prior)
+                name = time_param_names(q.gpu, q.machine)[-1]
+                assert not self.has_machine(name.split(":", 1)[1]), name
+                grad[i][pos[name]] = 0.0
         values = [p.value(v) for p, v in zip(pri, mean, strict=True)]
         out = quadratic_form(grad, cov)
         for i, (q, s) in enumerate(zip(queries, sel, strict=True)):

@@ -218,18 +218,20 @@ class FittedModel:
         return host.apply(params) if host is not None else params
 
     def host_factor(self, arch: ModelArch, setup: TrainSetup, gpu: GpuSpec, m: int,
-                    k: int) -> float:
-        """How much longer (or shorter) a split measured on ``gpu``'s machine runs on the
-        instance :meth:`with_host` describes: the model's time with the host scaled over its
-        time without (1.0 without a scale or a tensor rate)."""
+                    k: int, measured_on: str | None = None) -> float:
+        """How much longer (or shorter) a split measured on machine ``measured_on`` (None:
+        ``gpu``'s machine) runs on the instance :meth:`with_host` describes: the model's
+        time there over its time on ``measured_on`` (1.0 without a scale or a tensor
+        rate)."""
         host = self.host_for(gpu.name)
         costs = time_model.work_costs(arch, setup, self.terms)
         rates = time_model.gpu_rates(gpu, costs.compute_precision, self.terms)
         if host is None or rates is None:
             return 1.0
-        plain = self.time.params(gpu.name, self.machine_for(gpu.name))
-        return (time_model.update_seconds(costs, rates, host.apply(plain), m, k)
-                / time_model.update_seconds(costs, rates, plain, m, k))
+        here = self.time.params(gpu.name, self.machine_for(gpu.name))
+        there = here if measured_on is None else self.time.params(gpu.name, measured_on)
+        return (time_model.update_seconds(costs, rates, host.apply(here), m, k)
+                / time_model.update_seconds(costs, rates, there, m, k))
 
     def host_share(self, arch: ModelArch, setup: TrainSetup, gpu: GpuSpec, m: int) -> float:
         """How host-bound a micro-step of ``m`` on ``gpu`` is, in [0, 1] (0 without a tensor
@@ -310,7 +312,10 @@ class FittedModel:
         host = (f"host of {machine}" if machine and self.time.has_machine(machine)
                 else "host of an unmeasured machine (the spread between machines in the band)")
         carried = self.host_for(gpu)
-        if carried is not None:
+        if carried is not None and carried.unmeasured:
+            host = (f"host of an unmeasured machine from its probe (x{carried.factor:.2f} the "
+                    "measured machines' typical host)")
+        elif carried is not None:
             host += f", scaled x{carried.factor:.2f} by the host probes"
         if self.time.has_data(gpu):
             return f"model fitted to the {gpu} profile(s); {host}"

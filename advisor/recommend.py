@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from gacost.advisor import model_fit, predictor, time_model
 from gacost.advisor.breakeven import BreakEven, GpuBest, all_pairs, best_splits
 from gacost.advisor.calibration_advice import calibration_advice, model_ratio
-from gacost.advisor.estimate import Estimated, estimate_job, job_limits, run_group
+from gacost.advisor.estimate import Estimated, HostProbe, estimate_job, job_limits, run_group
 from gacost.advisor.objectives import Objective, objective_of
 from gacost.advisor.planner import Plan, candidate_plans, plan
 from gacost.advisor.split_estimates import SkippedGpu, SplitEstimate
@@ -139,13 +139,13 @@ def recommend(
     price_as_of: str = "",
     price_source: str = "",
     top: int = 10,
-    host_probe_ms: float | None = None,
+    host_probe: HostProbe | None = None,
 ) -> Report:
     """Plan the job (one run group: a sweep is planned by ``budget``) over the offers with
     the job's objective and limits; raises InfeasibleError when nothing qualifies.
-    ``host_probe_ms``: the host probe of the instance to train on (``estimate_job``)."""
+    ``host_probe``: the host probe of the instance to train on (``estimate_job``)."""
     base = job.model_copy(update={"sweep": None}) if job.sweep is not None else job
-    est = estimate_job(base, offers, user_profiles, host_probe_ms=host_probe_ms)
+    est = estimate_job(base, offers, user_profiles, host_probe=host_probe)
     limits = job_limits(base)
     candidates, _ = candidate_plans([(run_group(base, est), est.estimates)], est.offers, limits)
     objective = job_objective(base)

@@ -170,14 +170,24 @@ def _on_this_instance(
     gpu: GpuSpec, model: predictor.FittedModel,
 ) -> tuple[SplitResult, float, str]:
     """A split measured on ``p``'s machine as it runs on the instance whose host probe the
-    model carries (:meth:`~gacost.advisor.predictor.FittedModel.with_host`): its time and
+    model carries (:meth:`~gacost.advisor.predictor.FittedModel.with_host`; a probed
+    machine nobody measured takes any measured machine's splits): its time and
     interval times the model's host factor, the probe's log sd for its band, and a note for
     the basis (the split as it is, 0 and "" when nothing is carried)."""
     host = model.host_for(gpu.name)
-    if host is None or p.machine != model.machine_for(gpu.name):
+    if host is None:
+        return result, 0.0, ""
+    if host.unmeasured:  # a probed machine nobody measured: from the machine it ran on
+        if not model.time.has_machine(p.machine):
+            return result, 0.0, ""
+        measured_on: str | None = p.machine
+    elif p.machine == model.machine_for(gpu.name):
+        measured_on = None
+    else:
         return result, 0.0, ""
     assert result.seconds_per_update is not None
-    f = model.host_factor(arch, setup, gpu, result.micro_batch, result.grad_accum)
+    f = model.host_factor(arch, setup, gpu, result.micro_batch, result.grad_accum,
+                          measured_on)
     scaled = replace(result, seconds_per_update=result.seconds_per_update * f,
                      ci_low_s=result.ci_low_s and result.ci_low_s * f,
                      ci_high_s=result.ci_high_s and result.ci_high_s * f)

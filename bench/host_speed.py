@@ -20,6 +20,7 @@ import json
 import math
 import statistics
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -139,21 +140,52 @@ def machine(folder: Path) -> dict[str, Any]:
     }
 
 
-def host_factor(split: str, scale: float) -> float:
-    """The advisor's factor for a split of the probe job on an H100 whose host is ``scale``
-    times the unmeasured H100 host's (``FittedModel.host_factor``)."""
+def _model_on(job: Path, gpu: str, scale: float) -> Any:
+    """The shipped model, ``job``'s work, ``gpu``'s spec, an unmeasured machine's host x
+    ``scale`` (a :class:`HostScale` without error)."""
     from gacost.advisor import predictor
     from gacost.advisor.model_fit import HostScale
     from gacost.base import gpu_table, models
     from gacost.base.job import load_job
 
-    job = load_job(str(JOB))
-    name, cfg = models.load_model_config(job.model)
+    loaded = load_job(str(job))
+    name, cfg = models.load_model_config(loaded.model)
     arch = models.model_arch(name, cfg)
-    setup = predictor.setup_for(job.workload(name))
-    model = predictor.reference_model().with_host("H100-SXM", HostScale(scale, 0.0))
+    setup = predictor.setup_for(loaded.workload(name))
+    model = predictor.reference_model().with_host(gpu, HostScale(scale, 0.0))
+    return model, arch, setup, gpu_table.gpu_specs()[gpu]
+
+
+def host_factor(split: str, scale: float, job: Path = JOB, gpu: str = "H100-SXM") -> float:
+    """The advisor's factor for a split of ``job`` on ``gpu`` whose host is ``scale`` times
+    the unmeasured machine's (``FittedModel.host_factor``)."""
+    model, arch, setup, spec = _model_on(job, gpu, scale)
     m, k = (int(v) for v in split.split("x"))
-    return model.host_factor(arch, setup, gpu_table.gpu_specs()["H100-SXM"], m, k)
+    return float(model.host_factor(arch, setup, spec, m, k))
+
+
+def host_scale(split: str, seconds: float, job: Path = JOB, gpu: str = "H100-SXM"
+               ) -> tuple[float, float]:
+    """The host scale at which the shipped model predicts ``seconds`` for ``split`` of ``job``
+    on an unmeasured machine of ``gpu`` (bisection in log space), and the split's host share
+    there."""
+    from gacost.advisor import time_model
+
+    m, k = (int(v) for v in split.split("x"))
+    model, arch, setup, spec = _model_on(job, gpu, 1.0)
+    costs = time_model.work_costs(arch, setup, model.terms)
+    rates = time_model.gpu_rates(spec, costs.compute_precision, model.terms)
+    plain = model.params(gpu)
+    lo, hi = 0.02, 50.0
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        params = replace(plain, host_s_per_launch=plain.host_s_per_launch * mid)
+        if time_model.update_seconds(costs, rates, params, m, k) < seconds:
+            lo = mid
+        else:
+            hi = mid
+    scaled = replace(plain, host_s_per_launch=plain.host_s_per_launch * lo)
+    return lo, time_model.host_share(costs, rates, scaled, m)
 
 
 def transfers(machines: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> str:
     spot = args.spot or job.spot
     limits = job_limits(job, spot=spot, spot_allowance=allowance, parallel=parallel,
                         max_instances=max_instances)
-    found = collect(job, table.offers, profiles, limits, host_probe_ms=inputs.host_probe_ms)
+    found = collect(job, table.offers, profiles, limits, host_probe=inputs.host_probe)
     plan = plan_budget(found.plans, limits, deadline_hours=deadline, budget_usd=budget,
                        job_objective=job.objective)
     notes = [*notes, *plan.notes, *found.notes]

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> str:
     profiles = [*inputs.profiles, *saved.profiles]
     allowance = job.spot_allowance if inputs.allowance is None else inputs.allowance
     c = compare(job, table.offers, profiles, gpu=args.gpu, spot=args.spot,
-                host_probe_ms=inputs.host_probe_ms,
+                host_probe=inputs.host_probe,
                 spot_allowance=allowance)
     dating = PriceDating(table.price_dates, utc_now(), max_age_from(args.price_age))
     if args.format == "json":

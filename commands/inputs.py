@@ -18,8 +18,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from gacost.advisor.estimate import HostProbe
 from gacost.base.clock import utc_now
 from gacost.base.errors import JobSpecError, RefreshFailedError
+from gacost.base.gpu_names import resolve_gpus
+from gacost.base.gpu_table import gpu_specs
 from gacost.base.inputfile import clip
 from gacost.base.job import MAX_GPUS_PER_RUN, Job, load_job, read_job_file
 from gacost.base.profile import Profile, read_profile
@@ -165,16 +168,34 @@ MAX_PROBE_MS = 10_000.0  # a probe task takes 13-31 ms on the lent hosts; 10 s i
 
 
 def add_host_probe_flag(p: argparse.ArgumentParser) -> None:
-    """``--host-probe-ms``: the probe of the instance to train on (``gacost probe``)."""
+    """``--host-probe-ms`` and ``--host-probe-gpu``: the probe of the instance to train on
+    (``gacost probe``)."""
     p.add_argument("--host-probe-ms", metavar="MS",
                    help="the host probe of the instance you will train on (`gacost probe` "
-                        "there): your probed profile's host times scaled to it")
+                        "there): your probed profile's host times scaled to it, or with "
+                        "--host-probe-gpu the host of a machine nobody calibrated")
+    p.add_argument("--host-probe-gpu", metavar="GPU",
+                   help="the GPU of the probed instance (needed without a probed --profile "
+                        "of its machine)")
 
 
-def host_probe_ms(args: argparse.Namespace) -> float | None:
-    """The ``--host-probe-ms`` value, checked (None without the flag)."""
-    text = getattr(args, "host_probe_ms", None)
-    return None if text is None else number("--host-probe-ms", text, high=MAX_PROBE_MS)
+def host_probe(args: argparse.Namespace) -> HostProbe | None:
+    """The ``--host-probe-ms`` / ``--host-probe-gpu`` pair, checked (None without them)."""
+    text, gpu = getattr(args, "host_probe_ms", None), getattr(args, "host_probe_gpu", None)
+    if text is None:
+        if gpu is not None:
+            raise JobSpecError("--host-probe-gpu needs --host-probe-ms (`gacost probe` on "
+                               "the instance prints it)")
+        return None
+    ms = number("--host-probe-ms", text, high=MAX_PROBE_MS)
+    if gpu is None:
+        return HostProbe(ms)
+    found = [g for g in resolve_gpus([gpu]) if g in gpu_specs()]
+    if len(found) != 1:
+        named = ", ".join(found) or "no GPU with a spec"
+        raise JobSpecError(f"--host-probe-gpu {gpu}: names {named}; name the one GPU of the "
+                           "probed instance (`gacost gpus` lists them)")
+    return HostProbe(ms, found[0])
 
 
 def add_common(p: argparse.ArgumentParser) -> None:
@@ -271,7 +292,7 @@ class Inputs:
     profiles: list[Profile]
     allowance: float | None
     trl: TrlJob | None
-    host_probe_ms: float | None = None
+    host_probe: HostProbe | None = None
 
 
 def load_inputs(args: argparse.Namespace) -> Inputs:
@@ -279,7 +300,7 @@ def load_inputs(args: argparse.Namespace) -> Inputs:
     allowance = None if args.spot_allowance is None else number(
         "--spot-allowance", args.spot_allowance, low=0.0, high=10.0, strict_low=False)
     job, trl = load_job_args(args)
-    probe_ms = host_probe_ms(args)
+    probe = host_probe(args)
     profiles = [read_profile(p) for p in args.profile]
     table = price_table(args.prices, refresh=args.refresh_prices)
-    return Inputs(job, table, profiles, allowance, trl, probe_ms)
+    return Inputs(job, table, profiles, allowance, trl, probe)

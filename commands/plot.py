@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from gacost.advisor.estimate import HostProbe
 from gacost.advisor.planner import Plan
 from gacost.advisor.recommend import Report, recommend
 from gacost.advisor.split_estimates import SplitEstimate
@@ -234,15 +235,15 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 def plot_inputs(job: Job, report: Report, offers: Sequence[Offer],
                 profiles: Sequence[Profile] = (), max_gpus: int = 6,
-                host_probe_ms: float | None = None,
+                host_probe: HostProbe | None = None,
                 ) -> tuple[list[SplitEstimate], dict[str, Plan]]:
     """Estimates and one plan per GPU: the recommended plan, then the cheapest plan of each
     next cheapest GPU (up to ``max_gpus`` in all) and of up to two more that have measured
-    splits; ``host_probe_ms`` as the report had it."""
+    splits; ``host_probe`` as the report had it."""
     plain = job.model_copy(update={"sweep": None, "objective": "min_cost",
                                    "deadline_hours": None, "budget_usd": None})
     overview = recommend(plain, offers, profiles, top=2 * len(offers) + 1,
-                         host_probe_ms=host_probe_ms)
+                         host_probe=host_probe)
     plans: dict[str, Plan] = {report.recommended.gpu: report.recommended}
     for plan in overview.plans:  # cheapest first
         plans.setdefault(plan.gpu, plan)
@@ -252,7 +253,7 @@ def plot_inputs(job: Job, report: Report, offers: Sequence[Offer],
         estimates = []
         for gpu in ranked:
             one = recommend(plain.model_copy(update={"gpus": [gpu]}), offers, profiles, top=1,
-                            host_probe_ms=host_probe_ms)
+                            host_probe=host_probe)
             estimates += one.splits_on_recommended
     measured = {e.gpu for e in estimates if e.time_source == "measured" and e.fits}
     chosen = ranked[:max_gpus]
@@ -262,11 +263,11 @@ def plot_inputs(job: Job, report: Report, offers: Sequence[Offer],
 
 def recommend_plot(job: Job, report: Report, offers: Sequence[Offer],
                    profiles: Sequence[Profile], path: str | Path,
-                   report_text: str = "", host_probe_ms: float | None = None) -> list[str]:
+                   report_text: str = "", host_probe: HostProbe | None = None) -> list[str]:
     """The ``recommend --plot`` figure for ``report``; returns what :func:`draw` drew."""
     check_path(path)
     estimates, plans = plot_inputs(job, report, offers, profiles,
-                                   host_probe_ms=host_probe_ms)
+                                   host_probe=host_probe)
     series = plot_series(estimates, list(plans), job.splits())
     title = (f"{report.model}: {job.updates} updates, effective batch {job.effective_batch}, "
              f"{job.sequence_length} tokens, {job.precision}")

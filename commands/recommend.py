@@ -30,7 +30,7 @@ from gacost.commands.inputs import (
     add_host_probe_flag,
     add_job_flags,
     add_price_age_flag,
-    host_probe_ms,
+    host_probe,
     load_job_args,
     price_table,
     trl_notes,
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> str:
     profiles = [*(read_profile(p) for p in args.profile), *saved.profiles]
     table = price_table(args.prices, refresh=args.refresh_prices)
     dating = PriceDating(table.price_dates, utc_now(), max_age_from(args.price_age))
-    probe_ms = host_probe_ms(args)
+    probe = host_probe(args)
     report = recommend(
         job,
         table.offers,
@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> str:
         price_as_of=table.as_of,
         price_source=table.source,
         top=args.top,
-        host_probe_ms=probe_ms,
+        host_probe=probe,
     )
     sky_line = write_sky_task(args, job, report.recommended)
     changed = changes(saved, report)
@@ -135,7 +135,7 @@ def run(args: argparse.Namespace) -> str:
                  "job, `gacost budget` plans the whole sweep")
     if args.plot is not None:
         recommend_plot(job, report, table.offers, profiles, args.plot,
-                       report_text=render_text(report), host_probe_ms=probe_ms)
+                       report_text=render_text(report), host_probe=probe)
         if args.format == "table":
             text += f"\nplot: {args.plot}"
     if sky_line and args.format == "table":

@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from gacost.advisor.estimate import PROBE_LOG_SD, estimate_job
+from gacost.advisor.estimate import (
+    PROBE_LOG_SD,
+    REFERENCE_PROBE_LOG_SD,
+    REFERENCE_PROBE_MS,
+    HostProbe,
+    estimate_job,
+)
 from gacost.advisor.split_estimates import SplitEstimate
 from gacost.base.job import load_job
 from gacost.base.profile import HOST_PROBE_KEY, Profile, read_profile, write_profile
@@ -72,10 +78,24 @@ def test_probe_command_errors_are_one_line(args: tuple[str, ...], message: str) 
     assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr
 
 
-def by_split(profiles: list[Profile], probe_ms: float | None) -> dict[tuple[str, int, int], float]:
-    est = estimate_job(load_job(JOB), [], profiles, host_probe_ms=probe_ms)
-    return {(e.gpu, e.micro_batch, e.grad_accum): e.seconds_per_update for e in est.estimates
+def estimates(profiles: list[Profile], probe_ms: float | None, gpu: str = ""
+              ) -> dict[tuple[str, int, int], SplitEstimate]:
+    probe = None if probe_ms is None else HostProbe(probe_ms, gpu)
+    est = estimate_job(load_job(JOB), [], profiles, host_probe=probe)
+    return {(e.gpu, e.micro_batch, e.grad_accum): e for e in est.estimates
             if e.seconds_per_update is not None and e.world_size == 1}
+
+
+def by_split(profiles: list[Profile], probe_ms: float | None, gpu: str = ""
+             ) -> dict[tuple[str, int, int], float]:
+    return {key: e.seconds_per_update for key, e in estimates(profiles, probe_ms, gpu).items()
+            if e.seconds_per_update is not None}
+
+
+def width(e: SplitEstimate) -> float:
+    """The log width of a split's 90 % band."""
+    assert e.seconds_low and e.seconds_high
+    return math.log(e.seconds_high / e.seconds_low)
 
 
 def test_a_slower_instance_scales_the_calibrated_gpu_only() -> None:
@@ -90,13 +110,7 @@ def test_a_slower_instance_scales_the_calibrated_gpu_only() -> None:
     assert h200 and all(1.05 < g <= 2.0 for g in h200.values())
     assert all(g == pytest.approx(1.0) for key, g in grown.items() if key[0] != "H200-SXM")
     def kept_of(probe_ms: float | None) -> SplitEstimate:
-        est = estimate_job(load_job(JOB), [], mine, host_probe_ms=probe_ms)
-        return next(e for e in est.estimates if (e.gpu, e.micro_batch, e.grad_accum)
-                    == ("H200-SXM", 4, 1))
-
-    def width(e: SplitEstimate) -> float:
-        assert e.seconds_low and e.seconds_high
-        return math.log(e.seconds_high / e.seconds_low)
+        return estimates(mine, probe_ms)[("H200-SXM", 4, 1)]
 
     kept = kept_of(30.0)
     assert width(kept) > width(kept_of(None))
@@ -105,7 +119,7 @@ def test_a_slower_instance_scales_the_calibrated_gpu_only() -> None:
     assert kept.seconds_low is not None and kept.seconds_high is not None
     assert kept.seconds_per_update is not None
     assert kept.seconds_low < kept.seconds_per_update < kept.seconds_high
-    notes = estimate_job(load_job(JOB), [], mine, host_probe_ms=30.0).notes
+    notes = estimate_job(load_job(JOB), [], mine, host_probe=HostProbe(30.0)).notes
     assert any(f"{PROBE_LOG_SD:.0%} on the host's share" in n for n in notes)
 
 
@@ -156,3 +170,59 @@ def test_budget_and_compare_carry_the_host_too(command: str, tmp_path: Path) -> 
     as_calibrated = h200_hours(command, path)
     slower = h200_hours(command, path, "--host-probe-ms", "30")
     assert 1.05 < slower / as_calibrated <= 2.0
+
+
+def test_a_probe_informs_the_host_of_a_gpu_nobody_calibrated() -> None:
+    """No profile: a probe on an H100 instance at the measured machines' typical probe leaves
+    the H100's times and narrows their bands (the probe's error replaces the spread between
+    machines); twice that probe grows the host-bound splits by the model's host factor, less
+    than 2x; other GPUs do not move."""
+    alone = estimates([], None)
+    typical = estimates([], REFERENCE_PROBE_MS, "H100-SXM")
+    slow = estimates([], 2 * REFERENCE_PROBE_MS, "H100-SXM")
+    h100 = [key for key in alone if key[0] == "H100-SXM"]
+    assert h100
+    for key in h100:
+        assert typical[key].seconds_per_update == pytest.approx(alone[key].seconds_per_update)
+        assert width(typical[key]) < width(alone[key])
+        assert "from its probe" in typical[key].basis
+    grown = {key: slow[key].seconds_per_update / alone[key].seconds_per_update  # type: ignore[operator]
+             for key in alone}
+    assert max(grown[key] for key in h100) > 1.5
+    assert all(1.0 < grown[key] <= 2.0 for key in h100)
+    assert all(g == pytest.approx(1.0) for key, g in grown.items() if key[0] != "H100-SXM")
+
+
+def test_a_probe_carries_the_measured_splits_of_the_shipped_machines() -> None:
+    """The H200 splits the shipped profiles measured, on a probed H200 instance nobody
+    calibrated: carried from the machine they ran on by the model's host factor, the probe's
+    error in their bands."""
+    slow, fast = (estimates([], ms, "H200-SXM")[("H200-SXM", 4, 1)]
+                  for ms in (2 * REFERENCE_PROBE_MS, REFERENCE_PROBE_MS / 2))
+    as_measured = estimates([], None)[("H200-SXM", 4, 1)]
+    assert slow.time_source == fast.time_source == as_measured.time_source == "measured"
+    assert slow.seconds_per_update and fast.seconds_per_update and as_measured.seconds_per_update
+    assert fast.seconds_per_update < as_measured.seconds_per_update < slow.seconds_per_update
+    assert "by the host probes" in slow.basis and width(slow) > width(as_measured)
+
+
+def test_recommend_takes_a_probe_of_a_gpu_nobody_calibrated() -> None:
+    run = gacost("recommend", "--job", str(JOB), "--host-probe-ms", "20",
+                 "--host-probe-gpu", "h100-sxm")
+    assert run.returncode == 0, run.stderr
+    assert (f"H100-SXM: host probe 20 ms on the instance to train on, against "
+            f"{REFERENCE_PROBE_MS:g} ms") in run.stdout
+    assert f"{REFERENCE_PROBE_LOG_SD:.0%} on the host's share" in run.stdout
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--host-probe-gpu", "H100-SXM"), "--host-probe-gpu needs --host-probe-ms"),
+    (("--host-probe-ms", "20", "--host-probe-gpu", "a100"), "name the one GPU"),
+    (("--host-probe-ms", "20", "--host-probe-gpu", "H9000"), "unknown GPU 'H9000'"),
+    (("--host-probe-ms", "20", "--host-probe-gpu", "H200-SXM", "--profile", str(MEASURED)),
+     "your profile for H200-SXM recorded no host probe"),
+])
+def test_recommend_refuses_a_probe_gpu_it_cannot_use(args: tuple[str, ...], message: str
+                                                     ) -> None:
+    run = gacost("recommend", "--job", str(JOB), *args)
+    assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr
