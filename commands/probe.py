@@ -1,10 +1,12 @@
-"""``gacost probe``: how fast this machine's CPU runs the host's share of a fine-tune, and,
-with ``--profile``, against the machine a profile was calibrated on.
+"""``gacost probe``: how fast this machine's CPU runs the host's share of a fine-tune, against
+the measured machines' typical host or, with ``--profile``, against the machine a profile
+was calibrated on.
 
 Run it on a freshly rented instance before training: the same GPU kind's instances ran one
 host-bound split 2x apart (bench/MODEL.md, "Host speed: a probe"). No GPU, torch or network
 is needed; it prints the ``recommend --host-probe-ms`` value that carries the profile's
-hours to this instance.
+hours to this instance (without a profile, with ``--host-probe-gpu``: the host of a machine
+nobody calibrated).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from gacost.advisor.estimate import carried_splits
+from gacost.advisor.estimate import REFERENCE_PROBE_MS, carried_splits
 from gacost.base.errors import JobSpecError
 from gacost.base.profile import Profile, read_profile
 from gacost.calibration.host_probe import DEFAULT_SECONDS, MAX_SECONDS, HostSpeed, probe
@@ -49,8 +51,21 @@ def run(args: argparse.Namespace) -> str:
     lines = [speed_line(speed)]
     lines += [compare_line(path, p, speed.mean_ms) for path, p in profiles]
     if not profiles:
-        lines.append("compare it with a calibrated machine: gacost probe --profile PROFILE")
+        lines.append(typical_line(speed.mean_ms))
     return "\n".join(lines)
+
+
+def typical_line(here_ms: float) -> str:
+    """How this host compares with the measured machines' typical host, and the flags that
+    give a machine nobody calibrated this host (``recommend --host-probe-gpu``)."""
+    ratio = here_ms / REFERENCE_PROBE_MS
+    speed = f"{ratio:.2f}x slower" if ratio >= 1 else f"{1 / ratio:.2f}x faster"
+    return "\n".join([
+        f"against the measured machines' typical host ({REFERENCE_PROBE_MS:g} ms per task) "
+        f"this CPU runs {speed}.",
+        f"  hours and dollars on this instance: gacost recommend --job JOB --host-probe-ms "
+        f"{here_ms:.1f} --host-probe-gpu GPU (this instance's GPU, as `gacost gpus` names it)",
+        "  against a machine you calibrated: gacost probe --profile PROFILE"])
 
 
 def speed_line(speed: HostSpeed) -> str:

@@ -68,6 +68,15 @@ def test_probe_command_compares_with_a_probed_profile(tmp_path: Path) -> None:
         assert there < now <= there * here * 1.01
 
 
+def test_probe_command_alone_compares_with_the_typical_host() -> None:
+    run = gacost("probe", "--seconds", "0.05", "--quiet")
+    assert run.returncode == 0, run.stderr
+    first, second, flags, _ = run.stdout.splitlines()
+    here = float(first.split()[2])
+    assert f"typical host ({REFERENCE_PROBE_MS:g} ms per task)" in second
+    assert f"--host-probe-ms {here:.1f} --host-probe-gpu GPU" in flags
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (("--seconds", "-1"), "--seconds: must be > 0"),
     (("--seconds", "soon"), "--seconds: expected a number"),
