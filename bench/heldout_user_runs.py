@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from gacost.advisor import predictor
-from gacost.advisor.estimate import estimate_job
+from gacost.advisor.estimate import HostProbe, estimate_job
 from gacost.advisor.memory_model import CUDA_CONTEXT_GIB
 from gacost.advisor.time_model import DEFAULT_PARAMS, TimeModelParams
 from gacost.base import gpu_table
@@ -71,18 +71,25 @@ SETS = (ROOT / "bench" / "results" / "calibrate-vs-user",
         ROOT / "bench" / "results" / "heldout-2026-12-04c",
         # the ninth session (2026-12-05): six more (bench/jobs/heldout6/, predicted-before.json),
         # each host-bound split in three processes (bench/heldout_h200.sh I, J and K)
-        ROOT / "bench" / "results" / "heldout-2026-12-05")
+        ROOT / "bench" / "results" / "heldout-2026-12-05",
+        # the fourteenth session (2026-12-06): six more (bench/jobs/heldout7/,
+        # predicted-before*.json), a host probe before every run (bench/heldout_h200.sh L, M)
+        ROOT / "bench" / "results" / "heldout-2026-12-06")
 # the day each set was measured on: a split's runs in one day are repeats of one measurement
 DAY = {"heldout-2026-12-04": "2026-12-04", "run8": "2026-12-04",
        "heldout-2026-12-04b": "2026-12-04", "heldout-2026-12-04c": "2026-12-04",
-       "heldout-2026-12-05": "2026-12-05"}
+       "heldout-2026-12-05": "2026-12-05", "heldout-2026-12-06": "2026-12-06"}
 FIRST_DAY = "2026-12-03"
 # the sessions of new workloads in which every split ran in its own process, each with a
 # same-session calibration of one other workload (the issue's held-out targets)
 SESSIONS = ("heldout-2026-12-03", "heldout-2026-12-04", "heldout-2026-12-04b",
-            "heldout-2026-12-04c", "heldout-2026-12-05")
+            "heldout-2026-12-04c", "heldout-2026-12-05", "heldout-2026-12-06")
+# the session whose host-bound splits ran in three processes whatever their error
+WITHIN_SESSION = "heldout-2026-12-05"
 OUT = ROOT / "bench" / "results" / "heldout_user_runs.json"
 GPU = "H200-SXM"
+# the GPU table's name of a run's torch device name (every run before 2026-12-06 an H200)
+DEVICE_NAMES = {"NVIDIA H200": "H200-SXM", "NVIDIA H100 80GB HBM3": "H100-SXM"}
 
 
 def host_group(job: Job, m: int, terms: TimeModelParams = DEFAULT_PARAMS,
@@ -97,9 +104,10 @@ def host_group(job: Job, m: int, terms: TimeModelParams = DEFAULT_PARAMS,
 
 
 def predictions(job: Job, profiles: Sequence[Profile],
-                terms: TimeModelParams = DEFAULT_PARAMS) -> dict[tuple[int, int], Any]:
+                terms: TimeModelParams = DEFAULT_PARAMS,
+                probe: HostProbe | None = None) -> dict[tuple[int, int], Any]:
     return {(e.micro_batch, e.grad_accum): e
-            for e in estimate_job(job, [], profiles, terms).estimates}
+            for e in estimate_job(job, [], profiles, terms, host_probe=probe).estimates}
 
 
 def predict_before(out: Path, specs: Sequence[str], gpu: str = GPU) -> None:
@@ -144,25 +152,30 @@ def rows_of(folder: Path, terms: TimeModelParams = DEFAULT_PARAMS) -> list[dict[
     other = folder / "other-workload-profile.json"
     profiles = [read_profile(other)] if other.exists() else []
     rows = []
+    cache: dict[tuple[str, str], tuple[dict[tuple[int, int], Any], ...]] = {}
     for path in sorted([*folder.glob("*.json"), *folder.glob("*.jsonl")]):
         if path == other:
             continue
         for w in _workloads(path):
-            job = load_job(ROOT / w["job"]).model_copy(update={"gpus": [GPU]})
-            alone = predictions(job, [], terms)
-            informed = predictions(job, profiles, terms) if profiles else {}
-            arch = predictor.arch_for(job.model)
+            arch = predictor.arch_for(load_job(ROOT / w["job"]).model)
             assert arch is not None
             for u in w["user"]:
                 # a run built as another architecture (user_script.py --model-type) is not
                 # the job's model
                 if not u.get("median_s") or u.get("model_type", arch.model_type) != arch.model_type:
                     continue
+                gpu = DEVICE_NAMES.get(u.get("gpu", ""), GPU)
+                job = load_job(ROOT / w["job"]).model_copy(update={"gpus": [gpu]})
+                if (w["job"], gpu) not in cache:
+                    cache[w["job"], gpu] = (predictions(job, [], terms), predictions(
+                        job, profiles, terms) if profiles else {})
+                alone, informed = cache[w["job"], gpu]
                 split = (u["micro_batch"], u["grad_accum"])
                 e = alone[split]
                 lo, hi = e.seconds_low or 0.0, e.seconds_high or 0.0
                 row = {
                     "set": folder.name, "run": path.stem, "job": Path(w["job"]).stem,
+                    "gpu": gpu,
                     # a later process of a split the set ran before (a session's targets
                     # take the first; the repeats go into the geometric mean)
                     "repeat": path.stem.endswith("-repeats"),
@@ -171,7 +184,7 @@ def rows_of(folder: Path, terms: TimeModelParams = DEFAULT_PARAMS) -> list[dict[
                     "band": [round(lo, 4), round(hi, 4)], "time": e.time_source,
                     "error": round((e.seconds_per_update or 0.0) / u["median_s"] - 1, 4),
                     "covered": lo <= u["median_s"] <= hi,
-                    "host": host_group(job, split[0], terms), "method": job.method,
+                    "host": host_group(job, split[0], terms, gpu), "method": job.method,
                     "checkpointing": job.gradient_checkpointing,
                     # the QLoRA runs of 2026-12-03 kept the full-precision copy reserved
                     # (bench/user_script.py's quantized(), fixed since): not their peak
@@ -183,6 +196,17 @@ def rows_of(folder: Path, terms: TimeModelParams = DEFAULT_PARAMS) -> list[dict[
                     "predicted_peak_gib": (round(e.peak_gib - CUDA_CONTEXT_GIB, 3)
                                            if e.peak_gib else None),
                 }
+                if u.get("probe_before_ms"):
+                    # the probe the user took on this instance just before the run: the
+                    # host of a machine nobody measured from it, and with the other
+                    # workload's (probed) profile, that machine carried by it
+                    ms = u["probe_before_ms"]
+                    row["probe_before_ms"] = round(ms, 2)
+                    _probed(row, "with_probe", u["median_s"],
+                            predictions(job, [], terms, HostProbe(ms, gpu))[split])
+                    if profiles and profiles[0].host_probe_ms and profiles[0].gpu == gpu:
+                        _probed(row, "with_profile_probe", u["median_s"],
+                                predictions(job, profiles, terms, HostProbe(ms))[split])
                 if split in informed:
                     f = informed[split]
                     row["with_profile_s"] = round(f.seconds_per_update or 0.0, 4)
@@ -192,13 +216,21 @@ def rows_of(folder: Path, terms: TimeModelParams = DEFAULT_PARAMS) -> list[dict[
     return rows
 
 
+def _probed(row: dict[str, Any], key: str, measured: float, e: Any) -> None:
+    """``row``'s ``key``_s, ``key``_error and ``key``_covered from the estimate ``e``."""
+    row[f"{key}_s"] = round(e.seconds_per_update or 0.0, 4)
+    row[f"{key}_error"] = round((e.seconds_per_update or 0.0) / measured - 1, 4)
+    row[f"{key}_covered"] = (e.seconds_low or 0.0) <= measured <= (e.seconds_high or 0.0)
+
+
 def summary(rows: list[dict[str, Any]], key: str = "error") -> dict[str, Any]:
     errs = [abs(r[key]) for r in rows if key in r]
     if not errs:
         return {}
+    covered = key.replace("error", "covered") if key.endswith("probe_error") else "covered"
     return {"runs": len(errs), "median_abs_error": round(statistics.median(errs), 4),
             "max_abs_error": round(max(errs), 4),
-            "covered_90": sum(r["covered"] for r in rows if key in r)}
+            "covered_90": sum(r[covered] for r in rows if key in r)}
 
 
 def repeated_splits(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -342,14 +374,21 @@ def main() -> None:
     for r in held:
         extra = (f" | with the other profile {r['with_profile_s']:.3f} "
                  f"{r['with_profile_error']:+.1%}" if "with_profile_s" in r else "")
+        if "with_probe_s" in r:
+            extra += (f" | probe {r['probe_before_ms']:.1f} ms: {r['with_probe_s']:.3f} "
+                      f"{r['with_probe_error']:+.1%}")
         print(f"{r['job']:34s} {r['split']:>5s} {r['host']:10s} measured {r['measured_s']:.3f} "
               f"predicted {r['predicted_s']:.3f} ({r['band'][0]:.3f}-{r['band'][1]:.3f}) "
               f"{r['error']:+.1%} {'in band' if r['covered'] else 'OUTSIDE'}{extra}")
     report: dict[str, Any] = {"all": summary(held), "sets": {}, "groups": {}, "rows": rows}
     for name in sorted({r["set"] for r in first}):
         part = [r for r in first if r["set"] == name]
-        report["sets"][name] = {"model": summary(part),
-                                "with_other_profile": summary(part, "with_profile_error")}
+        report["sets"][name] = {
+            "model": summary(part), "with_other_profile": summary(part, "with_profile_error"),
+            # a host probe taken just before each run (from 2026-12-06): alone (a machine
+            # nobody measured), and carrying the other workload's probed profile
+            "with_probe": summary(part, "with_probe_error"),
+            "with_other_profile_and_probe": summary(part, "with_profile_probe_error")}
     for field in ("host", "method", "checkpointing"):
         for value in sorted({str(r[field]) for r in held}):
             part = [r for r in held if str(r[field]) == value]
@@ -359,6 +398,10 @@ def main() -> None:
                     *((f"set {k} (model)", v["model"]) for k, v in report["sets"].items()),
                     *((f"set {k} (+ other workload's profile)", v["with_other_profile"])
                       for k, v in report["sets"].items()),
+                    *((f"set {k} (+ the probe before each run)", v["with_probe"])
+                      for k, v in report["sets"].items()),
+                    *((f"set {k} (+ the other profile and the probe)",
+                       v["with_other_profile_and_probe"]) for k, v in report["sets"].items()),
                     *((f"group {k}", v) for k, v in report["groups"].items())]:
         if s:
             print(f"{name:58s} {s['runs']:3d} runs: median |error| {s['median_abs_error']:.1%}, "
@@ -367,7 +410,7 @@ def main() -> None:
     # the ninth session ran each host-bound split in three processes whatever its error (the
     # earlier repeats were partly chosen for their errors, and span hours): its spread is the
     # within-session one, the pooled one an upper side
-    within = repeated_splits([r for r in held if r["set"] == SESSIONS[-1]])["process_log_sd"]
+    within = repeated_splits([r for r in held if r["set"] == WITHIN_SESSION])["process_log_sd"]
     report["within_session_log_sd"] = within
     report["noise_floor"] = {
         "pooled": noise_floor(first, rep["process_log_sd"]),
@@ -379,7 +422,7 @@ def main() -> None:
             print(f"  {name:24s} {f['splits']:2d} splits: median |error| "
                   f"{f['median_of_median']:.1%} (<= 8 % in {f['p_median_le_8']:.0%} of sessions),"
                   f" worst {f['median_of_worst']:.1%} (<= 20 % in {f['p_worst_le_20']:.0%})")
-    print("within-session spread (" + SESSIONS[-1] + "): " + ", ".join(
+    print("within-session spread (" + WITHIN_SESSION + "): " + ", ".join(
         f"{h} {v['sd']:.3f} ({v['df']} df)" for h, v in within.items()))
     print(f"\nsplits run in several processes in one day ({len(rep['splits'])}): the model "
           f"against their geometric mean, median |error| {rep['median_abs_error']:.1%}, worst "

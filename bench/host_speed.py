@@ -210,6 +210,59 @@ def transfers(machines: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return {"pairs": rows, "rms_log_error": rms}
 
 
+# machine starts whose calibration of JOB recorded a host probe (gacost calibrate), beside
+# MACHINE_RUNS: folder, profile
+CALIBRATED_STARTS = {"2026-12-06": RESULTS / "heldout-2026-12-06" / "other-workload-profile.json"}
+SMI_NAMES = {"NVIDIA H100 80GB HBM3": "H100-SXM", "NVIDIA H200": "H200-SXM"}
+HOST_BOUND = 0.8  # a split's host share at its fitted scale, to tell the host's speed
+
+
+def probed_starts(machines: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Every machine start with a probe and JOB's splits: MACHINE_RUNS (the probe beside the
+    training) and CALIBRATED_STARTS (the probe calibrate recorded before its splits)."""
+    from gacost.base.profile import TIMED, read_profile
+
+    starts = {run: {"gpu": SMI_NAMES[m["gpu"]], "probe_ms": m["probe_ms"],
+                    "splits": {k: v["median_s"] for k, v in m["splits"].items()}}
+              for run, m in machines.items()}
+    for name, path in CALIBRATED_STARTS.items():
+        if path.exists():
+            prof = read_profile(path)
+            starts[name] = {"gpu": prof.gpu, "probe_ms": prof.host_probe_ms,
+                            "splits": {str(x.split): x.seconds_per_update for x in prof.splits
+                                       if x.status in TIMED and x.seconds_per_update}}
+    return starts
+
+
+def reference_probe(starts: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The probe of a host at the model's ``host_base`` (advisor/estimate.py
+    ``REFERENCE_PROBE_MS``): per start, its probe over the host scale at which the shipped
+    model matches each host-bound split on an unmeasured machine of its GPU; the geometric
+    mean over starts (each start the geometric mean of its host-bound splits), its log sd,
+    and each start's value left out."""
+    per_start: dict[str, Any] = {}
+    for name, st in starts.items():
+        rows = []
+        for split, seconds in st["splits"].items():
+            scale, share = host_scale(split, seconds, gpu=st["gpu"])
+            rows.append({"split": split, "seconds": seconds, "host_scale": scale,
+                         "host_share": share, "reference_ms": st["probe_ms"] / scale})
+        used = [r["reference_ms"] for r in rows if r["host_share"] >= HOST_BOUND]
+        per_start[name] = {"gpu": st["gpu"], "probe_ms": st["probe_ms"], "splits": rows,
+                           "reference_ms": _geo(used) if used else None}
+    values = {k: v["reference_ms"] for k, v in per_start.items() if v["reference_ms"]}
+    logs = [math.log(v) for v in values.values()]
+    left_out = {k: _geo([v for j, v in values.items() if j != k]) for k in values}
+    return {"starts": per_start, "reference_ms": _geo(list(values.values())),
+            "log_sd": statistics.stdev(logs) if len(logs) > 1 else None,
+            "left_out_reference_ms": left_out,
+            "left_out_log_error": {k: math.log(values[k] / left_out[k]) for k in values}}
+
+
+def _geo(values: list[float]) -> float:
+    return math.exp(statistics.fmean(math.log(v) for v in values))
+
+
 def long_run_windows() -> dict[str, Any]:
     """Run 11's 350-update run: log sd of window means against independent updates."""
     run = lines(RUNS / "run11" / "sustain-long.jsonl")[0]
@@ -276,10 +329,24 @@ def main() -> None:
     rms = carried["rms_log_error"]
     print(f"rms log error: as is {rms['as_is']:.3f}, x probe ratio {rms['proportional']:.3f}, "
           f"x the advisor's host factor {rms['model']:.3f}")
+    reference = reference_probe(probed_starts(machines))
+    print()
+    print("The probe of a host at the model's host_base: each start's probe over the host "
+          "scale that matches its host-bound splits (an unmeasured machine of its GPU)")
+    print(f"{'start':10s} {'GPU':9s} {'probe ms':>8s}  splits (s: scale, host share)"
+          "                 reference ms")
+    for name, st in reference["starts"].items():
+        parts = ", ".join(f"{r['split']} {r['seconds']:.3f}: x{r['host_scale']:.2f} "
+                          f"{r['host_share']:.2f}" for r in st["splits"])
+        ref = "" if st["reference_ms"] is None else f"{st['reference_ms']:.1f}"
+        print(f"{name:10s} {st['gpu']:9s} {st['probe_ms']:8.1f}  {parts:48s} {ref}")
+    print(f"geometric mean {reference['reference_ms']:.1f} ms, log sd {reference['log_sd']:.3f}"
+          "; each start against the others': " + ", ".join(
+              f"{k} {v:+.3f}" for k, v in reference["left_out_log_error"].items()))
     out = RESULTS / "host_speed.json"
     out.write_text(json.dumps({"spread": spread, "probes": probes, "long_run_windows": windows,
-                               "machines": machines, "transfers": carried},
-                              indent=1) + "\n")
+                               "machines": machines, "transfers": carried,
+                               "reference_probe": reference}, indent=1) + "\n")
     print(f"wrote {out.relative_to(RESULTS.parent.parent)}")
 
 
