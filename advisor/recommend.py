@@ -110,11 +110,16 @@ def host_advice(est: Estimated, chosen: SplitEstimate) -> list[str]:
     busy = gpu_busy(est, chosen)
     if busy is None or busy >= HOST_BOUND:
         return []
+    head = (f"on {chosen.gpu}, split {chosen.split_label}: the GPU is busy about {busy:.0%} "
+            "of the time, so the host's CPU decides it")
+    probed = est.fitted.host_for(chosen.gpu)
+    if probed is not None:
+        return [f"{head} (this instance's host from its probe, x{probed.factor:.2f})"]
     prior = model_fit.TIME_PRIORS["host_base"]
-    return [f"on {chosen.gpu}, split {chosen.split_label}: the GPU is busy about {busy:.0%} of "
-            f"the time, so the host's CPU decides it (prior {prior.center * 1e6:.0f} us per "
-            f"kernel launch, x/÷ {math.exp(model_fit.Z90 * prior.sd):.1f} at 90%); "
-            f"`gacost calibrate` on the rented instance measures its host"]
+    return [f"{head} (prior {prior.center * 1e6:.0f} us per kernel launch, x/÷ "
+            f"{math.exp(model_fit.Z90 * prior.sd):.1f} at 90%); `gacost probe` on the rented "
+            "instance (10 s, no GPU needed) tells its host's speed for --host-probe-ms, "
+            "`gacost calibrate` there measures it"]
 
 
 def gpu_busy(est: Estimated, e: SplitEstimate) -> float | None:

@@ -235,3 +235,17 @@ def test_recommend_refuses_a_probe_gpu_it_cannot_use(args: tuple[str, ...], mess
                                                      ) -> None:
     run = gacost("recommend", "--job", str(JOB), *args)
     assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_host_bound_recommendation_points_to_the_probe(tmp_path: Path) -> None:
+    """A predicted host-bound pick says the rented host decides it and how to probe it; with
+    a slow host probed there, the advice says the host came from the probe."""
+    job = tmp_path / "h100.yaml"
+    job.write_text(JOB.read_text() + "gpus: [H100-SXM]\n")
+    plain = gacost("recommend", "--job", str(job))
+    assert plain.returncode == 0, plain.stderr
+    assert "`gacost probe` on the rented" in plain.stdout
+    slow = gacost("recommend", "--job", str(job), "--host-probe-ms",
+                  str(2 * REFERENCE_PROBE_MS), "--host-probe-gpu", "H100-SXM")
+    assert slow.returncode == 0, slow.stderr
+    assert "host from its probe, x2.00" in " ".join(slow.stdout.split())
