@@ -219,7 +219,8 @@ def test_a_host_bound_prediction_says_the_host_decides_it() -> None:
     report = recommend(job, offers)
     assert report.recommended.time_source == "predicted"
     host = [a for a in report.advice if "the host's CPU decides it" in a]
-    assert host and "`gacost calibrate` on the rented instance" in host[0]
+    assert host and "`gacost probe` on the rented instance" in host[0]
+    assert "`gacost calibrate` there measures it" in host[0]
     # the same job on a slow GPU is GPU-bound: no such line
     t4 = job.model_copy(update={"gpus": ["T4"], "precision": "fp16"})
     t4_offers = [Offer("test", "r1", "t4-box", "T4", 1, 16, 4, 16, 0.3, None, "test", "2026-01")]
