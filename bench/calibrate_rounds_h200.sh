@@ -290,6 +290,22 @@ case "$1" in
     done
     kill $P0 $P12; wait $P0 $P12
     idle after ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2" >&2
+  # e2e (2026-12-06, fourteenth session): the probe commands end to end on the GPU: `gacost
+  # probe` idle, `gacost calibrate` (which records its probe) of the probe job's three splits,
+  # `gacost probe --profile` against it, and `recommend --host-probe-ms` with that probe; a
+  # fifth machine start for the reference probe (bench/host_speed.py CALIBRATED_STARTS)
+  e2e)
+    J=bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml
+    python3 -m gacost probe --seconds 10 --quiet > "$OUT/e2e-probe-idle.txt" 2>&1
+    python3 -m gacost calibrate --job $J --splits 1x4,2x2,4x1 --out "$OUT/e2e-profile.json" \
+      --force > "$OUT/e2e-calibrate.txt" 2>&1
+    python3 -m gacost probe --seconds 10 --quiet --profile "$OUT/e2e-profile.json" \
+      > "$OUT/e2e-probe-profile.txt" 2>&1
+    MS=$(sed -n 's/^host probe: \([0-9.]*\) ms.*/\1/p' "$OUT/e2e-probe-profile.txt")
+    python3 -m gacost recommend --job $J --profile "$OUT/e2e-profile.json" \
+      --host-probe-ms "$MS" --top 3 > "$OUT/e2e-recommend.txt" 2>&1
+    python3 -m gacost probe --seconds 10 --quiet > "$OUT/e2e-probe-idle-after.txt" 2>&1
+    tail -n 30 "$OUT"/e2e-*.txt ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e" >&2
      exit 2 ;;
 esac
