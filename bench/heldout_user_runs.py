@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from gacost.advisor import predictor
-from gacost.advisor.estimate import HostProbe, estimate_job
+from gacost.advisor.estimate import REFERENCE_PROBE_MS, HostProbe, estimate_job
 from gacost.advisor.memory_model import CUDA_CONTEXT_GIB
 from gacost.advisor.time_model import DEFAULT_PARAMS, TimeModelParams
 from gacost.base import gpu_table
@@ -198,12 +198,14 @@ def rows_of(folder: Path, terms: TimeModelParams = DEFAULT_PARAMS) -> list[dict[
                 }
                 if u.get("probe_before_ms"):
                     # the probe the user took on this instance just before the run: the
-                    # host of a machine nobody measured from it, and with the other
-                    # workload's (probed) profile, that machine carried by it
+                    # host of a machine nobody measured from it (against the reference
+                    # probe of the other machine starts: this one left out), and with the
+                    # other workload's (probed) profile, that machine carried by it
                     ms = u["probe_before_ms"]
                     row["probe_before_ms"] = round(ms, 2)
+                    held_out = ms * REFERENCE_PROBE_MS / left_out_reference(folder.name)
                     _probed(row, "with_probe", u["median_s"],
-                            predictions(job, [], terms, HostProbe(ms, gpu))[split])
+                            predictions(job, [], terms, HostProbe(held_out, gpu))[split])
                     if profiles and profiles[0].host_probe_ms and profiles[0].gpu == gpu:
                         _probed(row, "with_profile_probe", u["median_s"],
                                 predictions(job, profiles, terms, HostProbe(ms))[split])
@@ -214,6 +216,17 @@ def rows_of(folder: Path, terms: TimeModelParams = DEFAULT_PARAMS) -> list[dict[
                         (f.seconds_per_update or 0.0) / u["median_s"] - 1, 4)
                 rows.append(row)
     return rows
+
+
+# the machine start of a set in bench/host_speed.py's reference probe
+PROBED_STARTS = {"heldout-2026-12-06": "heldout7"}
+
+
+def left_out_reference(folder: str) -> float:
+    """The reference probe (``REFERENCE_PROBE_MS``) of every probed machine start but the
+    set's own (bench/results/host_speed.json, "reference_probe"): its runs held out."""
+    ref = json.loads((ROOT / "bench" / "results" / "host_speed.json").read_text())
+    return float(ref["reference_probe"]["left_out_reference_ms"][PROBED_STARTS[folder]])
 
 
 def _probed(row: dict[str, Any], key: str, measured: float, e: Any) -> None:

@@ -24,7 +24,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-RESULTS = Path(__file__).resolve().parent / "results"
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
 RUNS = RESULTS / "calibrate-vs-user"
 MACHINE_RUNS = ("run14", "run15", "run16")  # one machine start each
 
@@ -211,26 +212,39 @@ def transfers(machines: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 # machine starts whose calibration of JOB recorded a host probe (gacost calibrate), beside
-# MACHINE_RUNS: folder, profile
-CALIBRATED_STARTS = {"2026-12-06": RESULTS / "heldout-2026-12-06" / "other-workload-profile.json"}
+# MACHINE_RUNS: start name, profile (bench/calibrate_rounds_h200.sh e2e)
+CALIBRATED_STARTS = {"e2e": RESULTS / "calibrate-vs-user" / "run17" / "e2e-profile.json"}
+# machine starts of held-out user runs, each after a host probe (calibrate_vs_user.py
+# --probe-before): start name, folder (bench/heldout_h200.sh L and M, one H200 start)
+HELDOUT_STARTS = {"heldout7": RESULTS / "heldout-2026-12-06"}
 SMI_NAMES = {"NVIDIA H100 80GB HBM3": "H100-SXM", "NVIDIA H200": "H200-SXM"}
 HOST_BOUND = 0.8  # a split's host share at its fitted scale, to tell the host's speed
 
 
 def probed_starts(machines: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Every machine start with a probe and JOB's splits: MACHINE_RUNS (the probe beside the
-    training) and CALIBRATED_STARTS (the probe calibrate recorded before its splits)."""
+    """Every machine start with probes and host-bound runs: MACHINE_RUNS (JOB's splits, the
+    probe beside the training), CALIBRATED_STARTS (JOB's splits, the probe calibrate recorded
+    before them) and HELDOUT_STARTS (each held-out run with the probe just before it). Each
+    run: (job, split, seconds, probe ms)."""
     from gacost.base.profile import TIMED, read_profile
 
-    starts = {run: {"gpu": SMI_NAMES[m["gpu"]], "probe_ms": m["probe_ms"],
-                    "splits": {k: v["median_s"] for k, v in m["splits"].items()}}
+    starts = {run: {"gpu": SMI_NAMES[m["gpu"]],
+                    "runs": [(JOB, k, v["median_s"], m["probe_ms"])
+                             for k, v in m["splits"].items()]}
               for run, m in machines.items()}
     for name, path in CALIBRATED_STARTS.items():
         if path.exists():
             prof = read_profile(path)
-            starts[name] = {"gpu": prof.gpu, "probe_ms": prof.host_probe_ms,
-                            "splits": {str(x.split): x.seconds_per_update for x in prof.splits
-                                       if x.status in TIMED and x.seconds_per_update}}
+            starts[name] = {"gpu": prof.gpu, "runs": [
+                (JOB, str(x.split), x.seconds_per_update, prof.host_probe_ms)
+                for x in prof.splits if x.status in TIMED and x.seconds_per_update]}
+    for name, folder in HELDOUT_STARTS.items():
+        runs = [(ROOT / w["job"], u["split"], u["median_s"], u["probe_before_ms"], u["gpu"])
+                for path in sorted(folder.glob("heldout-*.json"))
+                for w in json.loads(path.read_text()).get("workloads", [])
+                for u in w["user"] if u.get("median_s") and u.get("probe_before_ms")]
+        if runs:
+            starts[name] = {"gpu": SMI_NAMES[runs[0][4]], "runs": [r[:4] for r in runs]}
     return starts
 
 
@@ -243,12 +257,15 @@ def reference_probe(starts: dict[str, dict[str, Any]]) -> dict[str, Any]:
     per_start: dict[str, Any] = {}
     for name, st in starts.items():
         rows = []
-        for split, seconds in st["splits"].items():
-            scale, share = host_scale(split, seconds, gpu=st["gpu"])
-            rows.append({"split": split, "seconds": seconds, "host_scale": scale,
-                         "host_share": share, "reference_ms": st["probe_ms"] / scale})
+        for job, split, seconds, probe_ms in st["runs"]:
+            scale, share = host_scale(split, seconds, job=job, gpu=st["gpu"])
+            rows.append({"job": Path(job).stem, "split": split, "seconds": seconds,
+                         "probe_ms": probe_ms, "host_scale": scale, "host_share": share,
+                         "reference_ms": probe_ms / scale})
         used = [r["reference_ms"] for r in rows if r["host_share"] >= HOST_BOUND]
-        per_start[name] = {"gpu": st["gpu"], "probe_ms": st["probe_ms"], "splits": rows,
+        per_start[name] = {"gpu": st["gpu"], "runs": rows,
+                           "probe_ms": _geo([r["probe_ms"] for r in rows]),
+                           "host_bound_runs": len(used),
                            "reference_ms": _geo(used) if used else None}
     values = {k: v["reference_ms"] for k, v in per_start.items() if v["reference_ms"]}
     logs = [math.log(v) for v in values.values()]
@@ -333,13 +350,12 @@ def main() -> None:
     print()
     print("The probe of a host at the model's host_base: each start's probe over the host "
           "scale that matches its host-bound splits (an unmeasured machine of its GPU)")
-    print(f"{'start':10s} {'GPU':9s} {'probe ms':>8s}  splits (s: scale, host share)"
-          "                 reference ms")
+    print(f"{'start':10s} {'GPU':9s} {'probe ms':>8s} {'runs':>4s} {'host-bound':>10s} "
+          f"{'reference ms':>12s}  (each run: probe over the host scale that matches it)")
     for name, st in reference["starts"].items():
-        parts = ", ".join(f"{r['split']} {r['seconds']:.3f}: x{r['host_scale']:.2f} "
-                          f"{r['host_share']:.2f}" for r in st["splits"])
         ref = "" if st["reference_ms"] is None else f"{st['reference_ms']:.1f}"
-        print(f"{name:10s} {st['gpu']:9s} {st['probe_ms']:8.1f}  {parts:48s} {ref}")
+        print(f"{name:10s} {st['gpu']:9s} {st['probe_ms']:8.1f} {len(st['runs']):4d} "
+              f"{st['host_bound_runs']:10d} {ref:>12s}")
     print(f"geometric mean {reference['reference_ms']:.1f} ms, log sd {reference['log_sd']:.3f}"
           "; each start against the others': " + ", ".join(
               f"{k} {v:+.3f}" for k, v in reference["left_out_log_error"].items()))
