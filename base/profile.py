@@ -38,7 +38,10 @@ RECORDED_SOURCE = "recorded run (GacostCallback)"  # a profile of the user's own
 # said in a calibration's provenance when each split ran in a fresh process (as a user's run)
 OWN_PROCESS = "each split in its own process"
 # the host fact ``calibrate`` records: mean ms per task of gacost.calibration.host_probe
+# (the mean of the probes before and after its splits, each also recorded)
 HOST_PROBE_KEY = "probe_ms"
+HOST_PROBE_BEFORE_KEY = "probe_before_ms"
+HOST_PROBE_AFTER_KEY = "probe_after_ms"
 # Machinery options of a workload (they change time and memory), with their defaults.
 WORKLOAD_OPTION_DEFAULTS: dict[str, bool | float] = {
     "torch_compile": False, "liger": False, "prepare_for_kbit": False, "lora_dropout": 0.0,
@@ -193,6 +196,23 @@ class Profile:
         except ValueError:
             return None
         return value if math.isfinite(value) and value > 0 else None
+
+    def host_probes(self) -> tuple[float, float] | None:
+        """The host probes ``calibrate`` took before and after its splits (ms per task), or
+        None where the profile records no pair."""
+        try:
+            pair = (float(self.host[HOST_PROBE_BEFORE_KEY]), float(self.host[HOST_PROBE_AFTER_KEY]))
+        except (KeyError, ValueError):
+            return None
+        return pair if all(math.isfinite(v) and v > 0 for v in pair) else None
+
+    def with_host_probes(self, before_ms: float, after_ms: float) -> Profile:
+        """This profile with the host probes before and after its splits, and their mean as
+        the machine's speed (``host_probe_ms``): the host's speed can move over minutes
+        (bench/MODEL.md, "A probe for a machine nobody calibrated")."""
+        return replace(self, host={
+            **self.host, HOST_PROBE_KEY: f"{(before_ms + after_ms) / 2:.2f}",
+            HOST_PROBE_BEFORE_KEY: f"{before_ms:.2f}", HOST_PROBE_AFTER_KEY: f"{after_ms:.2f}"})
 
     @property
     def fingerprint(self) -> str:

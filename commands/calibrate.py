@@ -16,7 +16,7 @@ from gacost.base.errors import CalibrationError
 from gacost.base.inputfile import clip
 from gacost.base.interrupts import deferred_interrupt
 from gacost.base.job import Job
-from gacost.base.profile import Profile, SplitTrace
+from gacost.base.profile import Profile, SplitTrace, write_profile
 from gacost.calibration import ranks
 from gacost.calibration.host_probe import DEFAULT_SECONDS as DEFAULT_PROBE_SECONDS
 from gacost.calibration.host_probe import MAX_SECONDS as MAX_PROBE_SECONDS
@@ -225,6 +225,11 @@ def run(args: argparse.Namespace) -> str:
     pending = [str(split) for split in req.options.splits if profile.split(*split) is None]
     if launched > 1 and not ranks.is_main():
         return ""  # under an outside launcher only rank 0 reports (and wrote the profile)
+    if req.host_probe_ms is not None:  # again after the splits: the host's speed moves
+        after = probe_host(probe_seconds, quiet=args.quiet)
+        assert after is not None
+        profile = profile.with_host_probes(req.host_probe_ms, after)
+        write_profile(out, profile)
     notes = trl_notes(trl)
     if pending and profile.workload.torch_compile:
         notes.append(f"not measured yet: {', '.join(pending)}. {ONE_COMPILED_SPLIT}")
@@ -336,13 +341,26 @@ def summary(profile: Profile, out: Path) -> str:
     )
 
 
+# the probes before and after the splits further apart than this: the host's speed moved
+# while it calibrated (the probe's own error carrying a machine is 15 %, PROBE_LOG_SD)
+HOST_MOVED = 1.25
+
+
 def probe_note(profile: Profile) -> str:
     """The host probe's line, or "" when none was recorded."""
     ms = profile.host_probe_ms
     if ms is None:
         return ""
-    return (f"\nhost probe: {ms:.1f} ms per task (`gacost probe --profile PROFILE` on "
-            "another instance says how its CPU compares)")
+    line = f"\nhost probe: {ms:.1f} ms per task"
+    pair = profile.host_probes()
+    if pair is not None:
+        before, after = pair
+        line += f" ({before:.1f} before the splits, {after:.1f} after)"
+        if max(pair) / min(pair) > HOST_MOVED:
+            line += ("; the host's speed moved while it calibrated, so these times are one "
+                     "draw of it: calibrate again to see the spread")
+    return (f"{line}\n  `gacost probe --profile PROFILE` on another instance says how its CPU "
+            "compares")
 
 
 HOST_BOUND = 0.4  # GPU busy below this: the host (launches, Python) sets the pace

@@ -98,9 +98,13 @@ def test_cli_writes_a_profile_that_reads_back(
     text = capsys.readouterr().out
     assert "profile written to" in text and "4x1" in text
     profile = read_profile(out)
-    # the host probe ran before torch was imported and is the profile's host fact
+    # the host probe ran before torch was imported and again after the splits: the profile's
+    # host fact is their mean, each recorded
     assert profile.host_probe_ms is not None and profile.host_probe_ms > 0
+    pair = profile.host_probes()
+    assert pair is not None and profile.host_probe_ms == pytest.approx(sum(pair) / 2, abs=0.01)
     assert f"host probe: {profile.host_probe_ms:.1f} ms per task" in text
+    assert f"({pair[0]:.1f} before the splits, {pair[1]:.1f} after" in text
     assert profile.gpu == "CPU" and profile.workload.sequence_length == 32
     assert {(s.micro_batch, s.grad_accum) for s in profile.splits} == {(1, 4), (2, 2), (4, 1)}
     best = min(
@@ -277,8 +281,10 @@ def test_one_process_per_split_fills_one_profile(
     profile = read_profile(out)
     assert {(s.micro_batch, s.grad_accum) for s in profile.splits} == {(1, 4), (2, 2), (4, 1)}
     assert profile.provenance.endswith("each split in its own process")
-    # probed once in the parent, recorded by the split processes from the request
+    # probed in the parent, recorded by the split processes from the request, and again in
+    # the parent after them
     assert profile.host_probe_ms is not None and profile.host_probe_ms > 0
+    assert profile.host_probes() is not None
     assert all(s.pass_seconds == () for s in profile.splits)  # one pass each
     assert "profile written to" in capsys.readouterr().out
 

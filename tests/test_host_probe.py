@@ -249,3 +249,19 @@ def test_a_host_bound_recommendation_points_to_the_probe(tmp_path: Path) -> None
                   str(2 * REFERENCE_PROBE_MS), "--host-probe-gpu", "H100-SXM")
     assert slow.returncode == 0, slow.stderr
     assert "host from its probe, x2.00" in " ".join(slow.stdout.split())
+
+
+@pytest.mark.parametrize(("before", "after", "moved"), [(36.2, 24.4, True), (15.9, 15.9, False)])
+def test_calibrate_says_when_the_host_moved_while_it_calibrated(
+    before: float, after: float, moved: bool
+) -> None:
+    """The probes before and after the splits (a lent H200's 36.2 and 24.4 ms, run 17):
+    their mean is the machine's speed, and a pair more than 25 % apart is said."""
+    from gacost.commands.calibrate import probe_note
+
+    p = read_profile(MEASURED).with_host_probes(before, after)
+    assert p.host_probe_ms == pytest.approx((before + after) / 2)
+    assert p.host_probes() == (before, after)
+    note = probe_note(p)
+    assert f"({before:.1f} before the splits, {after:.1f} after)" in note
+    assert ("the host's speed moved while it calibrated" in note) is moved
