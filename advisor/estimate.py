@@ -40,15 +40,15 @@ PROBE_LOG_SD = 0.15
 # the probe (mean ms per task) of a host whose time per kernel launch is the model's
 # host_base, the measured machines' typical host: each probed machine start's probes over the
 # host scales at which the shipped model matches its host-bound runs (an unmeasured machine
-# of its GPU kind), geometric mean over four starts (three of the lent H100 kind: 30.5,
-# 28.0, 25.2 ms; one H200: 23.8 ms; bench/host_speed.py "reference probe", bench/MODEL.md
-# "A probe for a machine nobody calibrated")
-REFERENCE_PROBE_MS = 26.8
+# of its GPU kind), geometric mean over five starts (three of the lent H100 kind: 30.5,
+# 28.0, 25.2 ms; two H200: 34.3, 23.8 ms; bench/host_speed.py "reference probe",
+# bench/MODEL.md "A probe for a machine nobody calibrated")
+REFERENCE_PROBE_MS = 28.1
 # log sd of a host from its probe alone (a machine nobody calibrated): the carry error
 # between instances (PROBE_LOG_SD, 0.15) and the spread of the starts' reference probes
-# (log sd 0.110) in quadrature; each start against the other three's reference was off by
-# 0.126 rms in log
-REFERENCE_PROBE_LOG_SD = 0.19
+# (log sd 0.146) in quadrature; each start against the other four's reference was off by
+# 0.163 rms in log
+REFERENCE_PROBE_LOG_SD = 0.21
 
 
 @dataclass(frozen=True)
