@@ -13,10 +13,11 @@ one split, the run's ``per_device_train_batch_size`` x ``gradient_accumulation_s
 ``warmup`` updates are kept in ``update_times`` but not in the median. Evaluation,
 checkpoint saves and the callback's own writes are left out of the update they follow; each
 checkpoint's seconds and bytes are kept in the profile's ``checkpoint_saves``, the
-machine's save rate that ``recommend`` charges that GPU's runs. Before the first update the
-host probe runs for ``probe_seconds`` (default 5 on a GPU, none on the CPU) and is recorded as
-``host.probe_ms``, so the recorded machine can be carried to another instance
-(``gacost probe``, ``recommend --host-probe-ms``).
+machine's save rate that ``recommend`` charges that GPU's runs. The host probe runs for
+``probe_seconds`` (default 5 on a GPU, none on the CPU) before the first update and again
+after the last; their mean is recorded as ``host.probe_ms`` (each beside it), so the
+recorded machine can be carried to another instance (``gacost probe``, ``recommend
+--host-probe-ms``).
 
 The workload is read from the trainer and the model: the model identity (see
 :func:`gacost.calibration.record.model_identity`), LoRA rank, alpha and targets from the
@@ -171,6 +172,7 @@ class GacostCallback(TrainerCallback):
         self._base: Profile | None = None
         self._facts: dict[str, Any] = {}
         self._env: Environment | None = None
+        self._probe_seconds = 0.0  # the host probe's length at the start (0: none taken)
 
     # -- what the run is ----------------------------------------------------------------
 
@@ -344,6 +346,7 @@ class GacostCallback(TrainerCallback):
             seconds = DEFAULT_PROBE_SECONDS if self._device.type == "cuda" else 0.0
         if seconds <= 0 or not self._main:
             return env
+        self._probe_seconds = seconds
         return env.with_host_probe(probe(seconds).mean_ms)
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
@@ -387,6 +390,11 @@ class GacostCallback(TrainerCallback):
                 stacklevel=2,
             )
             return
+        before = None if self._base is None else self._base.host_probe_ms
+        if self._probe_seconds > 0 and self._base is not None and before is not None:
+            # again after the run, as calibrate does: the host's speed moves over minutes
+            after = probe(self._probe_seconds).mean_ms
+            self._base = self._base.with_host_probes(before, after)
         self._write()
 
     def _restart_clock(self) -> None:

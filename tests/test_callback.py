@@ -144,6 +144,7 @@ def test_writes_periodically_and_at_the_end(tmp_path: Path) -> None:
     assert "sequence length 32 from the first micro-batch" in split.note
     assert cb.profile == profile
     assert profile.host_probe_ms is not None and profile.host_probe_ms > 0  # asked for
+    assert profile.host_probes() is not None  # before the first update and after the last
 
     # With no budget for periodic writes, only the first one (and the last) is made.
     seen.clear()
