@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from gacost.advisor.estimate import HostProbe
 from gacost.base.clock import utc_now
 from gacost.base.errors import JobSpecError, RefreshFailedError
 from gacost.base.gpu_names import resolve_gpus
@@ -33,6 +32,7 @@ from gacost.pricing.price_file import read_price_file
 from gacost.pricing.snapshot import PriceTable, load_snapshot
 
 if TYPE_CHECKING:
+    from gacost.advisor.estimate import HostProbe
     from gacost.calibration.trl_config import TrlJob
     from gacost.pricing.fetch.refresh import Outcome
 
@@ -187,6 +187,8 @@ def host_probe(args: argparse.Namespace) -> HostProbe | None:
             raise JobSpecError("--host-probe-gpu needs --host-probe-ms (`gacost probe` on "
                                "the instance prints it)")
         return None
+    from gacost.advisor.estimate import HostProbe  # the model: only where a probe is given
+
     ms = number("--host-probe-ms", text, high=MAX_PROBE_MS)
     if gpu is None:
         return HostProbe(ms)
