@@ -49,9 +49,7 @@ from gacost.base.profile import Profile, SplitResult, Workload, write_profile
 from gacost.base.records import GIB
 from gacost.calibration import ranks, record
 from gacost.calibration.env import Environment, describe
-from gacost.calibration.host_probe import DEFAULT_SECONDS as DEFAULT_PROBE_SECONDS
-from gacost.calibration.host_probe import MAX_SECONDS as MAX_PROBE_SECONDS
-from gacost.calibration.host_probe import probe
+from gacost.calibration.host_probe import checked_seconds, default_seconds, probe
 
 __all__ = ["GacostCallback"]
 
@@ -126,12 +124,8 @@ class GacostCallback(TrainerCallback):
         probe_seconds: float | None = None,
     ) -> None:
         _check_count("every_n_updates", every_n_updates, 0, "a whole number >= 0 (0: at the end)")
-        if probe_seconds is not None and not 0.0 <= probe_seconds <= MAX_PROBE_SECONDS:
-            raise CalibrationError(
-                f"{record.WHO}: probe_seconds: give 0 (no probe) to {MAX_PROBE_SECONDS:g} "
-                f"seconds, got {probe_seconds!r}"
-            )
-        self.probe_seconds = probe_seconds
+        self.probe_seconds = (None if probe_seconds is None
+                              else checked_seconds(probe_seconds, f"{record.WHO}: probe_seconds"))
         _check_count("warmup", warmup, 0, "a whole number of updates >= 0")
         if sequence_length is not None:
             _check_count("sequence_length", sequence_length, 1, "the tokens per sequence (> 0)")
@@ -343,7 +337,7 @@ class GacostCallback(TrainerCallback):
         process: ``probe_seconds`` of it, by default 5 on a GPU and none on the CPU."""
         seconds = self.probe_seconds
         if seconds is None:
-            seconds = DEFAULT_PROBE_SECONDS if self._device.type == "cuda" else 0.0
+            seconds = default_seconds(self._device.type == "cuda")
         if seconds <= 0 or not self._main:
             return env
         self._probe_seconds = seconds

@@ -9,7 +9,8 @@ spells included) is the host's speed. ``gacost calibrate`` records it in the pro
 ``recommend --host-probe-ms`` can carry a calibrated machine's host to another instance of
 the same kind.
 
-Standard library only: the probe runs before torch is imported, or where it is not installed.
+Standard library only (and the project's error tree): the probe runs before torch is
+imported, or where it is not installed.
 """
 
 from __future__ import annotations
@@ -19,9 +20,25 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gacost.base.errors import CalibrationError
+
 PAUSE_S = 0.03  # between tasks, as in the bench runs the probe was validated on
 DEFAULT_SECONDS = 5.0
 MAX_SECONDS = 600.0  # the longest probe any command or the callback takes
+
+
+def default_seconds(on_gpu: bool) -> float:
+    """How long ``calibrate`` and ``GacostCallback`` probe when not told: DEFAULT_SECONDS on a
+    GPU; none on the CPU, where the time is all host and there is no GPU's host to carry."""
+    return DEFAULT_SECONDS if on_gpu else 0.0
+
+
+def checked_seconds(seconds: float, where: str) -> float:
+    """``seconds`` when 0 (no probe) to MAX_SECONDS, else a one-line error naming ``where``."""
+    if not 0.0 <= seconds <= MAX_SECONDS:
+        raise CalibrationError(
+            f"{where}: give 0 (no probe) to {MAX_SECONDS:g} seconds, not {seconds:g}")
+    return seconds
 
 
 def task(n: int = 120_000) -> int:

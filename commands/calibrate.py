@@ -19,8 +19,7 @@ from gacost.base.job import Job
 from gacost.base.profile import Profile, SplitTrace, write_profile
 from gacost.calibration import ranks
 from gacost.calibration.host_probe import DEFAULT_SECONDS as DEFAULT_PROBE_SECONDS
-from gacost.calibration.host_probe import MAX_SECONDS as MAX_PROBE_SECONDS
-from gacost.calibration.host_probe import probe
+from gacost.calibration.host_probe import checked_seconds, default_seconds, probe
 from gacost.commands.calibrate_sky import add_sky_calibrate_flags, check_sky_flags, run_sky
 from gacost.commands.inputs import add_job_flags, load_job_args, trl_notes
 
@@ -100,9 +99,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--probe-seconds",
         type=float,
         metavar="S",
-        help="time a fixed Python task this long first and record the host's speed in the "
-        f"profile, for `gacost probe` on another instance (default {DEFAULT_PROBE_SECONDS:g}; "
-        "0, and the default with --device cpu: none)",
+        help="time a fixed Python task this long before and after the splits and record the "
+        f"host's speed in the profile, for `gacost probe` on another instance (default "
+        f"{DEFAULT_PROBE_SECONDS:g}; 0, and the default with --device cpu: none)",
     )
     add_sky_calibrate_flags(p)
     p.add_argument(
@@ -183,14 +182,8 @@ def run(args: argparse.Namespace) -> str:
         parse_splits(args.splits, job.effective_batch, nproc) if args.splits is not None
         else job.splits(nproc)
     )
-    probe_seconds = args.probe_seconds
-    if probe_seconds is None:  # a CPU calibration's time is all host: nothing to carry
-        probe_seconds = 0.0 if args.device == "cpu" else DEFAULT_PROBE_SECONDS
-    if not 0 <= probe_seconds <= MAX_PROBE_SECONDS:
-        raise CalibrationError(
-            f"--probe-seconds: give 0 (no probe) to {MAX_PROBE_SECONDS:g} seconds, not "
-            f"{probe_seconds:g}"
-        )
+    probe_seconds = (default_seconds(args.device != "cpu") if args.probe_seconds is None
+                     else checked_seconds(args.probe_seconds, "--probe-seconds"))
     req = CalibrateRequest(
         job=job,
         out=args.out,
