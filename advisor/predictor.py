@@ -199,8 +199,9 @@ class FittedModel:
         return replace(self, machines=tuple(sorted(machines.items())))
 
     def with_host(self, gpu: str, host: HostScale) -> FittedModel:
-        """This model predicting ``gpu`` on another instance of its measured machine: the
-        machine's host seconds scaled as ``host`` says."""
+        """This model predicting ``gpu`` on the probed instance ``host`` describes: another
+        instance of its measured machine, or a machine nobody measured (its host seconds
+        scaled as ``host`` says)."""
         return replace(self, hosts=tuple(sorted({**dict(self.hosts), gpu: host}.items())))
 
     def machine_for(self, gpu: str) -> str:
@@ -224,9 +225,11 @@ class FittedModel:
         time there over its time on ``measured_on`` (1.0 without a scale or a tensor
         rate)."""
         host = self.host_for(gpu.name)
+        if host is None:
+            return 1.0
         costs = time_model.work_costs(arch, setup, self.terms)
         rates = time_model.gpu_rates(gpu, costs.compute_precision, self.terms)
-        if host is None or rates is None:
+        if rates is None:
             return 1.0
         here = self.time.params(gpu.name, self.machine_for(gpu.name))
         there = here if measured_on is None else self.time.params(gpu.name, measured_on)

@@ -58,14 +58,18 @@ def run(args: argparse.Namespace) -> str:
 def typical_line(here_ms: float) -> str:
     """How this host compares with the measured machines' typical host, and the flags that
     give a machine nobody calibrated this host (``recommend --host-probe-gpu``)."""
-    ratio = here_ms / REFERENCE_PROBE_MS
-    speed = f"{ratio:.2f}x slower" if ratio >= 1 else f"{1 / ratio:.2f}x faster"
     return "\n".join([
         f"against the measured machines' typical host ({REFERENCE_PROBE_MS:g} ms per task) "
-        f"this CPU runs {speed}.",
+        f"this CPU runs {relative(here_ms, REFERENCE_PROBE_MS)}.",
         f"  hours and dollars on this instance: gacost recommend --job JOB --host-probe-ms "
         f"{here_ms:.1f} --host-probe-gpu GPU (this instance's GPU, as `gacost gpus` names it)",
         "  against a machine you calibrated: gacost probe --profile PROFILE"])
+
+
+def relative(here_ms: float, there_ms: float) -> str:
+    """``1.48x faster`` / ``1.35x slower``: this CPU against another probe's."""
+    ratio = here_ms / there_ms
+    return f"{ratio:.2f}x slower" if ratio >= 1 else f"{1 / ratio:.2f}x faster"
 
 
 def speed_line(speed: HostSpeed) -> str:
@@ -78,10 +82,8 @@ def compare_line(path: Path, p: Profile, here_ms: float) -> str:
     """How this host compares with the one ``p`` recorded, and the flag to carry it."""
     there = p.host_probe_ms
     assert there is not None  # run() checked
-    ratio = here_ms / there
-    speed = f"{ratio:.2f}x slower" if ratio >= 1 else f"{1 / ratio:.2f}x faster"
     lines = [f"{path}: calibrated on {p.machine} at {there:g} ms per task; this CPU runs "
-             f"{speed}."]
+             f"{relative(here_ms, there)}."]
     lines += [f"  {split}: {then:.3f} s per update there, about {now:.3f} s here"
               for split, then, now in carried_splits(p, round(here_ms, 1))]
     lines.append(f"  hours and dollars on this instance: gacost recommend --job JOB "

@@ -97,11 +97,11 @@ def run(args: argparse.Namespace) -> str:
         check_path(args.plot)
     check_sky_path(args)
     job, trl = load_job_args(args)
+    probe = host_probe(args)
     saved = load_saved(args, job)
     profiles = [*(read_profile(p) for p in args.profile), *saved.profiles]
     table = price_table(args.prices, refresh=args.refresh_prices)
     dating = PriceDating(table.price_dates, utc_now(), max_age_from(args.price_age))
-    probe = host_probe(args)
     report = recommend(
         job,
         table.offers,
