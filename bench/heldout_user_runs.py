@@ -26,6 +26,7 @@ asks whether a device call's early processes run faster than its later ones.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import statistics
@@ -39,6 +40,7 @@ from gacost.advisor.estimate import REFERENCE_PROBE_MS, HostProbe, estimate_job
 from gacost.advisor.memory_model import CUDA_CONTEXT_GIB
 from gacost.advisor.time_model import DEFAULT_PARAMS, TimeModelParams
 from gacost.base import gpu_table
+from gacost.base.gpu_names import canonical_gpu
 from gacost.base.job import Job, load_job
 from gacost.base.profile import Profile, read_profile
 
@@ -88,8 +90,6 @@ SESSIONS = ("heldout-2026-12-03", "heldout-2026-12-04", "heldout-2026-12-04b",
 WITHIN_SESSION = "heldout-2026-12-05"
 OUT = ROOT / "bench" / "results" / "heldout_user_runs.json"
 GPU = "H200-SXM"
-# the GPU table's name of a run's torch device name (every run before 2026-12-06 an H200)
-DEVICE_NAMES = {"NVIDIA H200": "H200-SXM", "NVIDIA H100 80GB HBM3": "H100-SXM"}
 
 
 def host_group(job: Job, m: int, terms: TimeModelParams = DEFAULT_PARAMS,
@@ -157,15 +157,17 @@ def rows_of(folder: Path, terms: TimeModelParams = DEFAULT_PARAMS) -> list[dict[
         if path == other:
             continue
         for w in _workloads(path):
-            arch = predictor.arch_for(load_job(ROOT / w["job"]).model)
+            loaded = load_job(ROOT / w["job"])
+            arch = predictor.arch_for(loaded.model)
             assert arch is not None
             for u in w["user"]:
                 # a run built as another architecture (user_script.py --model-type) is not
                 # the job's model
                 if not u.get("median_s") or u.get("model_type", arch.model_type) != arch.model_type:
                     continue
-                gpu = DEVICE_NAMES.get(u.get("gpu", ""), GPU)
-                job = load_job(ROOT / w["job"]).model_copy(update={"gpus": [gpu]})
+                # the run's torch device name (every run before 2026-12-06 an H200)
+                gpu = canonical_gpu(u.get("gpu") or GPU) or GPU
+                job = loaded.model_copy(update={"gpus": [gpu]})
                 if (w["job"], gpu) not in cache:
                     cache[w["job"], gpu] = (predictions(job, [], terms), predictions(
                         job, profiles, terms) if profiles else {})
@@ -222,6 +224,7 @@ def rows_of(folder: Path, terms: TimeModelParams = DEFAULT_PARAMS) -> list[dict[
 PROBED_STARTS = {"heldout-2026-12-06": "heldout7"}
 
 
+@functools.cache
 def left_out_reference(folder: str) -> float:
     """The reference probe (``REFERENCE_PROBE_MS``) of every probed machine start but the
     set's own (bench/results/host_speed.json, "reference_probe"): its runs held out."""

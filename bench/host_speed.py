@@ -218,7 +218,6 @@ CALIBRATED_STARTS = {"e2e": RESULTS / "calibrate-vs-user" / "run17" / "e2e-profi
 # machine starts of held-out user runs, each after a host probe (calibrate_vs_user.py
 # --probe-before): start name, folder (bench/heldout_h200.sh L and M, one H200 start)
 HELDOUT_STARTS = {"heldout7": RESULTS / "heldout-2026-12-06"}
-SMI_NAMES = {"NVIDIA H100 80GB HBM3": "H100-SXM", "NVIDIA H200": "H200-SXM"}
 HOST_BOUND = 0.8  # a split's host share at its fitted scale, to tell the host's speed
 
 
@@ -229,7 +228,7 @@ def probed_starts(machines: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
     run: (job, split, seconds, probe ms)."""
     from gacost.base.profile import TIMED, read_profile
 
-    starts = {run: {"gpu": SMI_NAMES[m["gpu"]],
+    starts = {run: {"gpu": _gpu(m["gpu"]),
                     "runs": [(JOB, k, v["median_s"], m["probe_ms"])
                              for k, v in m["splits"].items()]}
               for run, m in machines.items()}
@@ -253,7 +252,7 @@ def probed_starts(machines: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
                 for w in json.loads(path.read_text()).get("workloads", [])
                 for u in w["user"] if u.get("median_s") and u.get("probe_before_ms")]
         if runs:
-            starts[name] = {"gpu": SMI_NAMES[runs[0][4]], "runs": [r[:4] for r in runs]}
+            starts[name] = {"gpu": _gpu(runs[0][4]), "runs": [r[:4] for r in runs]}
     return starts
 
 
@@ -283,6 +282,15 @@ def reference_probe(starts: dict[str, dict[str, Any]]) -> dict[str, Any]:
             "log_sd": statistics.stdev(logs) if len(logs) > 1 else None,
             "left_out_reference_ms": left_out,
             "left_out_log_error": {k: math.log(values[k] / left_out[k]) for k in values}}
+
+
+def _gpu(device_name: str) -> str:
+    """The GPU table's name of a torch or nvidia-smi device name."""
+    from gacost.base.gpu_names import canonical_gpu
+
+    name = canonical_gpu(device_name)
+    assert name is not None, device_name
+    return name
 
 
 def _geo(values: list[float]) -> float:
