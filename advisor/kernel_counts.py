@@ -279,10 +279,17 @@ def _passes(setup: TrainSetup) -> int:
 
 def _wrapped(arch: ModelArch, setup: TrainSetup) -> list[str]:
     """Names of the LoRA-wrapped modules of one layer (none for a full fine-tune)."""
+    return [name for name, _ in wrapped_modules(arch, setup)]
+
+
+def wrapped_modules(arch: ModelArch, setup: TrainSetup) -> list[tuple[str, tuple[str, ...]]]:
+    """The LoRA-wrapped modules of one layer, each with the usual names it stands for (a
+    fused module such as Phi-3's ``qkv_proj`` stands for three; none for a full fine-tune)."""
     if setup.method == "full":
         return []
     targets = set(setup.lora_targets)
-    return [name for name, parts in _modules(arch) if name in targets or targets & set(parts)]
+    return [(name, parts) for name, parts in _modules(arch)
+            if name in targets or targets & set(parts)]
 
 
 def _first_layer_no_grad(arch: ModelArch, setup: TrainSetup) -> int:

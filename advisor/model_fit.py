@@ -71,8 +71,9 @@ def has_sustained_rate(gpu: str) -> bool:
 
 
 TIME_PRIORS: dict[str, Prior] = {
-    "stack_eff": Prior(0.9, 0.2, why="best GEMM efficiency of HF/TRL LoRA against the sustained "
-                       "matmul rate (H200 sweep: 700-786 of 794.5 TFLOP/s at large shapes)"),
+    "stack_eff": Prior(0.9, 0.2, why="best efficiency of the frozen GEMMs against the sustained "
+                       "matmul rate (H200 traces, the LoRA GEMMs' bytes taken out: 0.95-1.03 "
+                       "of 794.5 TFLOP/s at large shapes)"),
     # the centre: the memory-bound GPU time's floor per launch fitted to the H200 traces
     # (bench/model_v2.py, "gpu_s_per_launch": 1.235 us)
     "gpu_launch": Prior(1.24e-6, 0.4,

@@ -50,12 +50,30 @@ LAUNCH_GRID = tuple(2**i for i in range(10))
 ADAM_BYTES_PER_PARAM = 28.0  # AdamW fp32: read param, grad, m, v; write param, m, v
 QLORA_BYTES_PER_PARAM = 0.5 + 4.0 / 64 / 4  # NF4 + double-quantised absmax per 64-block
 DEQUANT_BYTES_PER_PARAM = 4.0  # bf16 tile written and read back per pass (QLoRA)
-# LoRA dropout > 0, per element of a wrapped linear's input and pass: PEFT casts the input to
-# the adapter's dtype (fp32) before nn.Dropout; the fused forward kernel reads it (4 B) and
-# writes the output (4 B) and a bool mask (1 B); the backward kernel reads the output's
-# gradient (4 B) and the mask (1 B) and writes the input's gradient (4 B). Counted bytes,
-# not fitted.
-DROPOUT_BYTES_PER_INPUT = 4.0 + 4.0 + 1.0
+# LoRA's adapter path, per wrapped linear module (PEFT's LoRA Linear.forward with fp32 adapter
+# weights under the Trainer's bf16 autocast): bytes read + written per element of the module's
+# input (width ``in``) and of its output (width ``out``), as (each forward pass, the backward).
+# Counted from the code and checked op by op against the traces (bench/MODEL.md, "LoRA by
+# input and output width"); not fitted. A fused module (Phi-3's qkv_proj) reads its input
+# once and writes the parts' outputs (kernel_counts.wrapped_modules).
+# Element-wise, input side: the cast to the adapter's fp32 (2 + 4) and autocast's cast back
+# to bf16 for lora_A (4 + 2); backward: the two casts' gradients (6 + 6) and the input's
+# gradient added to the base layer's (2 + 2 + 2).
+LORA_IN_BYTES = (12.0, 18.0)
+# Element-wise, output side: lora_B's output times the scaling (2 + 2) and its sum with the
+# base layer's output (2 + 2 + 2); backward: the gradient times the scaling (2 + 2).
+LORA_OUT_BYTES = (10.0, 4.0)
+# LoRA dropout > 0 on the fp32 input: the fused kernel reads it (4) and writes the output (4)
+# and a bool mask (1); the backward reads the output's gradient (4) and the mask (1) and
+# writes the input's gradient (4).
+DROPOUT_BYTES_PER_INPUT = (4.0 + 4.0 + 1.0, 4.0 + 1.0 + 4.0)
+# lora_A and lora_B are rank-r GEMMs: 2r FLOPs per bf16 element moved, far under any GPU's
+# FLOPs per byte, so they take the time of their bytes at the stream rate (traces: the GEMM
+# class's time less these bytes runs at the rate of the frozen GEMMs). Input side: A reads
+# the input (2); backward: A's weight gradient reads it (2) and its input gradient writes one
+# (2). Output side: B writes the output (2); backward: B's weight gradient and the gradient
+# into A's output each read the output's gradient (2 + 2).
+LORA_GEMM_BYTES = (2.0, 4.0)
 # L2 bandwidth per SM and clock: NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020),
 # "5120 Bytes/clk" of L2 read bandwidth on 108 SMs; a GPU's L2 rate is this x its SMs x its
 # boost clock (the table's sm_count and boost_clock_mhz). 12.4 TB/s on the H200, 5.6 on the
@@ -108,18 +126,20 @@ class TimeModelParams:
     GPU-bound splits 22 of 27, 0.06 holds 26 of 27 (it was 0.08 before them: bench/band_scan.py,
     bench/MODEL.md "Bands")."""
     # --- GPU terms derived from the H200 sweep's traces (bench/model_v2.py, bench/MODEL.md) --
-    gemm_shape_w0: float = 1.44e6
+    gemm_shape_w0: float = 1.51e6
     """T x hidden at which GEMMs reach half their best efficiency (H200)."""
     gemm_shape_sms: int = 132
     """... on the H200's 132 SMs; a GPU with fewer SMs fills at smaller shapes."""
-    act_bytes_scale: float = 2.688
+    act_bytes_scale: float = 2.718
     """Bytes at the stream rate that one pass's memory-bound kernels cost, per counted byte
     of a layer's forward kernels (:func:`layer_kernel_bytes`): the passes' differences (a
     backward moves about twice a forward's bytes) and the kernels' efficiency below the
     stream rate, in one number (fitted on the traced H200 splits, bench/model_v2.py)."""
-    act_bytes_lora_in: float = 29.93
-    """Memory-bound bytes per token, layer and pass per input element of a LoRA-wrapped
-    linear (fitted with the scale above)."""
+    act_bytes_lora_scale: float = 1.256
+    """Time of the LoRA path's counted element-wise bytes (:data:`LORA_IN_BYTES`,
+    :data:`LORA_OUT_BYTES`, :data:`DROPOUT_BYTES_PER_INPUT`) at the stream rate, per counted
+    byte: its small kernels' efficiency below the stream rate (fitted with the scale
+    above)."""
     # --- per-launch host cost relative to LoRA with checkpointing (H200 sweep, t/L per split)
     host_factor_qlora: float = 1.23
     """bitsandbytes' Python work per 4-bit linear: QLoRA's host seconds per launch over its
@@ -331,10 +351,12 @@ def activation_parts(
     """Bytes the memory-bound kernels move per token of one micro-step, by tensor shape, as
     (bytes, bytes one kernel touches) per token: a layer's counted kernels
     (:func:`layer_kernel_bytes`) x ``terms.act_bytes_scale`` per layer and pass, then each
-    LoRA-wrapped linear's input (``terms.act_bytes_lora_in`` per input element, plus its
-    dropout); fused kernels move less. The two coefficients are the H200 traces'
-    (bench/model_v2.py), L2 residency taken out."""
+    LoRA-wrapped module's input and output sides (its element-wise kernels' counted bytes x
+    ``terms.act_bytes_lora_scale``, dropout's included, and its rank-r GEMMs' bytes);
+    fused kernels move less. The two scales are the H200 traces' (bench/model_v2.py), L2
+    residency taken out."""
     passes = arch.num_hidden_layers * (3 if setup.gradient_checkpointing else 2)
+    forwards = 2 if setup.gradient_checkpointing else 1  # the recompute is a forward
     fused = 1.0
     if setup.method == "qlora":
         fused *= (terms.prepare_kbit_other_factor if setup.prepare_for_kbit
@@ -343,12 +365,20 @@ def activation_parts(
         fused *= terms.liger_other_factor if setup.liger else 1.0
     # compiled graphs fuse Liger's work and the dropout too
     compiled = terms.compile_other_factor if setup.torch_compile else 1.0
-    dropout = DROPOUT_BYTES_PER_INPUT if setup.lora_dropout > 0 else 0.0
+    def per_pass(counted: tuple[float, float]) -> float:
+        return forwards * counted[0] + counted[1]
+
+    dropout = per_pass(DROPOUT_BYTES_PER_INPUT) if setup.lora_dropout > 0 else 0.0
     parts = [(passes * terms.act_bytes_scale * b * fused * compiled, BF16_KERNEL_BYTES * w)
              for b, w in layer_kernel_bytes(arch)]
-    for w in lora_input_width_list(arch, setup):
-        parts.append((passes * w * (terms.act_bytes_lora_in * fused + dropout) * compiled,
-                      LORA_KERNEL_BYTES * w))
+    layers, scale = arch.num_hidden_layers, terms.act_bytes_lora_scale
+    for w_in, w_out in lora_module_widths(arch, setup):
+        elementwise_in = scale * (per_pass(LORA_IN_BYTES) * fused + dropout) * compiled
+        elementwise_out = scale * per_pass(LORA_OUT_BYTES) * fused * compiled
+        parts.append((layers * w_in * (elementwise_in + per_pass(LORA_GEMM_BYTES)),
+                      LORA_KERNEL_BYTES * w_in))
+        parts.append((layers * w_out * (elementwise_out + per_pass(LORA_GEMM_BYTES)),
+                      BF16_KERNEL_BYTES * w_out))
     return tuple(parts)
 
 
@@ -367,6 +397,18 @@ def lora_input_width_list(arch: ModelArch, setup: TrainSetup) -> tuple[int, ...]
              "o_proj": arch.query_width, "gate_proj": arch.hidden_size, "up_proj": arch.hidden_size,
              "down_proj": arch.intermediate_size}
     return tuple(width.get(t, arch.hidden_size) for t in setup.lora_targets)
+
+
+def lora_module_widths(arch: ModelArch, setup: TrainSetup) -> tuple[tuple[int, int], ...]:
+    """(input width, output width) of each LoRA-wrapped module of one layer: a fused module
+    (Phi-3's ``qkv_proj``) reads one input and writes its parts' outputs (none for a full
+    fine-tune)."""
+    h, inter, q, kv = (arch.hidden_size, arch.intermediate_size, arch.query_width,
+                       arch.kv_width)
+    shape = {"q_proj": (h, q), "k_proj": (h, kv), "v_proj": (h, kv), "o_proj": (q, h),
+             "gate_proj": (h, inter), "up_proj": (h, inter), "down_proj": (inter, h)}
+    return tuple((shape[parts[0]][0], sum(shape[p][1] for p in parts))
+                 for _, parts in kernel_counts.wrapped_modules(arch, setup))
 
 
 def lora_input_widths(arch: ModelArch, setup: TrainSetup) -> int:

@@ -312,10 +312,10 @@ case "$1" in
   # projections (h40 8x1) and the Qwen2.5-1.5B full fine-tune (h38 16x1)
   gpuside)
     X=bench/jobs/heldout7
-    for spec in $X/h41-qwen2.5-7b-attn-s1024-b8:8x1 bench/jobs/heldout2/h08-qwen2.5-7b-s1024-b8:8x1 \
-                $X/h40-phi3-mini-s1024-b8:8x1 $X/h38-qwen2.5-1.5b-full-s512-b16:16x1 \
-                $X/h41-qwen2.5-7b-attn-s1024-b8:2x4 bench/jobs/heldout2/h08-qwen2.5-7b-s1024-b8:2x4; do
-      user gpuside-ops.jsonl ${spec%%:*}.yaml ${spec##*:} --updates 5 --op-table 1 --op-shapes
+    ATTN=$X/h41-qwen2.5-7b-attn-s1024-b8.yaml ALL=bench/jobs/heldout2/h08-qwen2.5-7b-s1024-b8.yaml
+    for spec in $ATTN:8x1 $ALL:8x1 $X/h40-phi3-mini-s1024-b8.yaml:8x1 \
+                $X/h38-qwen2.5-1.5b-full-s512-b16.yaml:16x1 $ATTN:2x4 $ALL:2x4; do
+      user gpuside-ops.jsonl ${spec%%:*} ${spec##*:} --updates 5 --op-table 1 --op-shapes
     done ;;
   *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside" >&2
      exit 2 ;;

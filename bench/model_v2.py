@@ -106,6 +106,7 @@ class TraceRow:
     x: tuple[float, ...]  # regressors of other_ms
     hidden: int
     plain: bool  # LoRA or full, bf16, no Liger/QLoRA: the rows the memory-bound terms are fitted on
+    lora_gemm_ms: float  # the LoRA GEMMs' counted bytes at the stream rate (in gemm_ms)
 
 
 # H200 traces of the user's own runs (bench/user_script.py --trace) beside the sweep's: full
@@ -128,7 +129,8 @@ def _row(workload: str, arch: ModelArch, setup: time_model.TrainSetup, m: int,
          plain: bool) -> TraceRow:
     """One traced split's memory-bound time and its regressors: bytes by tensor shape, each
     at the share of stream time it costs on the H200 once the reads that hit its L2 are taken
-    out (time_model.dram_share)."""
+    out (time_model.dram_share); and the LoRA GEMMs' counted bytes, which the GEMM class's
+    time holds."""
     rates = _h200_rates()
     stream = rates.stream_bandwidth
     passes = 3 if setup.gradient_checkpointing else 2
@@ -136,14 +138,22 @@ def _row(workload: str, arch: ModelArch, setup: time_model.TrainSetup, m: int,
     layer_tok = tokens * arch.num_hidden_layers * passes
     counted = sum(b * time_model.dram_share(rates, time_model.BF16_KERNEL_BYTES * w * tokens)
                   for b, w in time_model.layer_kernel_bytes(arch))
-    lora = sum(w * time_model.dram_share(rates, time_model.LORA_KERNEL_BYTES * w * tokens)
-               for w in time_model.lora_input_width_list(arch, setup))
+    # the LoRA path with its scale at 1 and without its GEMMs, then the GEMMs alone
+    unit = replace(time_model.DEFAULT_PARAMS, act_bytes_lora_scale=1.0)
+    gemms = replace(time_model.DEFAULT_PARAMS, act_bytes_lora_scale=0.0)
+    layer_parts = len(time_model.layer_kernel_bytes(arch))
+
+    def lora_bytes(terms: time_model.TimeModelParams) -> float:
+        parts = time_model.activation_parts(arch, setup, terms)[layer_parts:]
+        return sum(b * time_model.dram_share(rates, f * tokens) for b, f in parts)
+
+    lora_gemm = lora_bytes(gemms)
     x = (launches * 1e-6 * 1e3,  # ms per us of floor
          layer_tok * counted / stream * 1e3,
-         layer_tok * lora / stream * 1e3,
+         tokens * (lora_bytes(unit) - lora_gemm) / stream * 1e3,
          tokens * arch.vocab_size / stream * 1e3)
     return TraceRow(workload, m, tokens, launches, other_ms, gemm_ms, gemm_tflops, x,
-                    arch.hidden_size, plain)
+                    arch.hidden_size, plain, tokens * lora_gemm / stream * 1e3)
 
 
 def user_trace_rows(held_out: bool = False) -> list[TraceRow]:
@@ -190,7 +200,9 @@ def trace_rows() -> list[TraceRow]:
 
 
 def fit_gpu_terms(rows: list[TraceRow]) -> dict[str, float]:
-    """Least squares of the memory-bound time and a grid search of the GEMM shape constant."""
+    """Least squares of the memory-bound time, and a grid search of the GEMM shape constant
+    on the frozen GEMMs' rate: the GEMM class's time less the LoRA GEMMs' counted bytes at
+    the stream rate (time_model.LORA_GEMM_BYTES), the profiler's FLOPs over the rest."""
     plain = [r for r in rows if r.plain]
     a = np.array([r.x for r in plain])
     y = np.array([r.other_ms for r in plain])
@@ -202,7 +214,8 @@ def fit_gpu_terms(rows: list[TraceRow]) -> dict[str, float]:
 
     def sse(w0: float) -> tuple[float, float]:
         shape = np.array([r.tokens * r.hidden for r in rows])
-        eff = np.array([r.gemm_tflops / peak for r in rows])
+        eff = np.array([r.gemm_tflops * r.gemm_ms / (r.gemm_ms - r.lora_gemm_ms) / peak
+                        for r in rows])
         g = shape / (shape + w0)
         best = float(np.exp(np.mean(np.log(eff / g))))
         return float(np.sum(np.log(eff / (best * g)) ** 2)), best
@@ -210,7 +223,7 @@ def fit_gpu_terms(rows: list[TraceRow]) -> dict[str, float]:
     grid = np.exp(np.linspace(np.log(1e5), np.log(1e7), 400))
     w0 = float(min(grid, key=lambda g: sse(g)[0]))
     return {"gpu_s_per_launch": float(coef[0]) * 1e-6, "act_bytes_scale": float(coef[1]),
-            "act_bytes_lora_in": float(coef[2]), "act_bytes_vocab": float(coef[3]),
+            "act_bytes_lora_scale": float(coef[2]), "act_bytes_vocab": float(coef[3]),
             "gemm_shape_w0": w0, "gemm_best_efficiency": sse(w0)[1]}
 
 
@@ -221,7 +234,7 @@ def model_terms(terms: dict[str, float],
     The GPU floor per launch is a fitted parameter whose prior's centre is the traces' value:
     the held-out fits keep the shipped prior."""
     return replace(base, act_bytes_scale=terms["act_bytes_scale"],
-                   act_bytes_lora_in=terms["act_bytes_lora_in"],
+                   act_bytes_lora_scale=terms["act_bytes_lora_scale"],
                    gemm_shape_w0=terms["gemm_shape_w0"])
 
 
@@ -300,7 +313,7 @@ def main() -> None:
     print(tabulate([[k, f"{v:.4g}"] for k, v in terms.items()], disable_numparse=True))
     fitted = np.array([
         r.x[0] * terms["gpu_s_per_launch"] * 1e6 + r.x[1] * terms["act_bytes_scale"]
-        + r.x[2] * terms["act_bytes_lora_in"]
+        + r.x[2] * terms["act_bytes_lora_scale"]
         for r in rows])
     other_err = [f / r.other_ms - 1 for f, r in zip(fitted, rows, strict=True)]
     plain_err = [abs(e) for e, r in zip(other_err, rows, strict=True) if r.plain]
@@ -308,7 +321,7 @@ def main() -> None:
           f"{statistics.median(plain_err):.1%}, worst {max(plain_err):.1%} ({len(plain_err)} rows)")
     held = user_trace_rows(held_out=True)
     held_err = [abs(r.x[0] * terms["gpu_s_per_launch"] * 1e6 + r.x[1] * terms["act_bytes_scale"]
-                    + r.x[2] * terms["act_bytes_lora_in"] - r.other_ms) / r.other_ms
+                    + r.x[2] * terms["act_bytes_lora_scale"] - r.other_ms) / r.other_ms
                 for r in held]
     print(f"... the held-out workloads' traces (not fitted): median |error| "
           f"{statistics.median(held_err):.1%}, worst {max(held_err):.1%} ({len(held_err)} rows)")

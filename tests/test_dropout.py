@@ -162,11 +162,13 @@ def test_time_grows_with_dropout_on_a_host_bound_split() -> None:
 def test_dropout_bytes_are_counted_per_lora_input_element_and_pass() -> None:
     arch = _arch("Qwen/Qwen3-1.7B")
     widths = time_model.lora_input_widths(arch, _setup())
-    for gc, passes in ((True, 3), (False, 2)):
+    forward, backward = time_model.DROPOUT_BYTES_PER_INPUT
+    scale = time_model.DEFAULT_PARAMS.act_bytes_lora_scale
+    for gc, forwards in ((True, 2), (False, 1)):  # the recompute is a second forward
         plain = time_model.activation_bytes_per_token(arch, _setup(0.0, gc))
         dropped = time_model.activation_bytes_per_token(arch, _setup(0.05, gc))
         assert dropped - plain == pytest.approx(
-            arch.num_hidden_layers * passes * time_model.DROPOUT_BYTES_PER_INPUT * widths)
+            arch.num_hidden_layers * scale * (forwards * forward + backward) * widths)
     # a GPU-bound split (many tokens) slows down by those bytes too
     big = dataclasses.replace(_setup(0.0), sequence_length=4096)
     base, share = _seconds(arch, big, 8)

@@ -135,8 +135,10 @@ def test_memory_bound_reads_that_fit_in_l2_cost_less_on_a_card_with_a_large_l2()
     l4, t4 = (time_model.gpu_rates(specs[g], "fp16") for g in ("L4", "T4"))
     assert l4 is not None and t4 is not None
     # the parts are the total, by shape: a layer's counted kernels by tensor width (Qwen3:
-    # hidden, rotary, layout, gating, per-head norms) and one part per wrapped linear
-    assert len(costs.act_parts) == len(time_model.layer_kernel_bytes(arch)) + len(LINEAR_MODULES)
+    # hidden, rotary, layout, gating, per-head norms) and two per wrapped linear (its input
+    # and its output side)
+    assert len(costs.act_parts) == (len(time_model.layer_kernel_bytes(arch))
+                                    + 2 * len(LINEAR_MODULES))
     assert sum(b for b, _ in costs.act_parts) == pytest.approx(costs.act_bytes_per_token)
     small = time_model.dram_share(l4, 4 * arch.hidden_size * 512)
     # half the bytes are reads; from L2 they cost stream/L2 of a DRAM read
