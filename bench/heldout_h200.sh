@@ -6,7 +6,8 @@
 # calibration, the eighth session; I, J and K: six more, the host-bound split of each in three
 # processes, and the calibration, the ninth session (2026-12-05); L and M: six more, each user
 # run after a 3-s host probe, idle probes at each call's start and end, the calibration and
-# `gacost probe --profile` on it, the fourteenth session (2026-12-06). Every split is the user's
+# `gacost probe --profile` on it, the fourteenth session (2026-12-06); N and O: six more,
+# the same way, the fifteenth session (2026-12-06). Every split is the user's
 # plain TRL script in its own process (bench/user_script.py); results go to $OUT as they come.
 #   bash bench/heldout_h200.sh A    (on the device, after installing .wheels and the project)
 set -uo pipefail
@@ -16,6 +17,7 @@ Q=bench/jobs/heldout4
 V=bench/jobs/heldout5
 W=bench/jobs/heldout6
 X=bench/jobs/heldout7
+Y=bench/jobs/heldout8
 COMMON=(--user-only --warmup 3 --updates 10)
 # install: the wheels and the project into /tmp/site (a fresh machine each call)
 install() {
@@ -128,5 +130,23 @@ case "$1" in
        $X/h36-qwen3-0.6b-s512-b16.yaml:4x4 $X/h38-qwen2.5-1.5b-full-s512-b16.yaml:4x4 \
        $X/h39-smollm2-1.7b-qlora-s1024-b8.yaml:2x4 $X/h40-phi3-mini-s1024-b8.yaml:2x4
      probe_idle M-end ;;
-  *) echo "usage: heldout_h200.sh A|B|C|D|E|F|G|H|I|J|K|L|M" >&2; exit 2 ;;
+  # the fifteenth session (2026-12-06): six more, predicted before they ran by the model with
+  # the LoRA path by input and output width (bench/results/heldout-2026-12-06b/)
+  N) install N; probe_idle N-start
+     python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
+       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
+       --out "$OUT/heldout-N.json" \
+       $Y/h44-smollm2-360m-qlora-s1024-b16.yaml:4x4,16x1 \
+       $Y/h45-gemma2-2b-nogc-s512-b16.yaml:4x4,16x1 \
+       $Y/h47-qwen3-1.7b-full-s512-b16.yaml:4x4,16x1
+     probe_idle N-end ;;
+  O) install O; probe_idle O-start
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
+       --out "$OUT/heldout-O.json" \
+       $Y/h42-qwen3-8b-s512-b8.yaml:2x4,8x1 \
+       $Y/h43-llama3.2-3b-attn-r8-s1024-b8.yaml:2x4,8x1 \
+       $Y/h46-mistral-7b-qlora-s1024-b8.yaml:2x4,8x1
+     probe_idle O-end ;;
+  *) echo "usage: heldout_h200.sh A|B|C|D|E|F|G|H|I|J|K|L|M|N|O" >&2; exit 2 ;;
 esac
