@@ -76,16 +76,22 @@ SETS = (ROOT / "bench" / "results" / "calibrate-vs-user",
         ROOT / "bench" / "results" / "heldout-2026-12-05",
         # the fourteenth session (2026-12-06): six more (bench/jobs/heldout7/,
         # predicted-before*.json), a host probe before every run (bench/heldout_h200.sh L, M)
-        ROOT / "bench" / "results" / "heldout-2026-12-06")
+        ROOT / "bench" / "results" / "heldout-2026-12-06",
+        # the fifteenth session (2026-12-06): six more (bench/jobs/heldout8/), predicted before
+        # they ran by the model with the LoRA path by input and output width (bench/heldout_h200.sh
+        # N, O)
+        ROOT / "bench" / "results" / "heldout-2026-12-06b")
 # the day each set was measured on: a split's runs in one day are repeats of one measurement
 DAY = {"heldout-2026-12-04": "2026-12-04", "run8": "2026-12-04",
        "heldout-2026-12-04b": "2026-12-04", "heldout-2026-12-04c": "2026-12-04",
-       "heldout-2026-12-05": "2026-12-05", "heldout-2026-12-06": "2026-12-06"}
+       "heldout-2026-12-05": "2026-12-05", "heldout-2026-12-06": "2026-12-06",
+       "heldout-2026-12-06b": "2026-12-06"}
 FIRST_DAY = "2026-12-03"
 # the sessions of new workloads in which every split ran in its own process, each with a
 # same-session calibration of one other workload (the issue's held-out targets)
 SESSIONS = ("heldout-2026-12-03", "heldout-2026-12-04", "heldout-2026-12-04b",
-            "heldout-2026-12-04c", "heldout-2026-12-05", "heldout-2026-12-06")
+            "heldout-2026-12-04c", "heldout-2026-12-05", "heldout-2026-12-06",
+            "heldout-2026-12-06b")
 # the session whose host-bound splits ran in three processes whatever their error
 WITHIN_SESSION = "heldout-2026-12-05"
 OUT = ROOT / "bench" / "results" / "heldout_user_runs.json"
@@ -227,7 +233,10 @@ PROBED_STARTS = {"heldout-2026-12-06": "heldout7"}
 @functools.cache
 def left_out_reference(folder: str) -> float:
     """The reference probe (``REFERENCE_PROBE_MS``) of every probed machine start but the
-    set's own (bench/results/host_speed.json, "reference_probe"): its runs held out."""
+    set's own (bench/results/host_speed.json, "reference_probe"): its runs held out. A set
+    whose start is not among them is held out of the shipped value itself."""
+    if folder not in PROBED_STARTS:
+        return REFERENCE_PROBE_MS
     ref = json.loads((ROOT / "bench" / "results" / "host_speed.json").read_text())
     return float(ref["reference_probe"]["left_out_reference_ms"][PROBED_STARTS[folder]])
 
