@@ -317,6 +317,41 @@ case "$1" in
                 $X/h38-qwen2.5-1.5b-full-s512-b16.yaml:16x1 $ATTN:2x4 $ALL:2x4; do
       user gpuside-ops.jsonl ${spec%%:*} ${spec##*:} --updates 5 --op-table 1 --op-shapes
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside" >&2
+  # crossgpu1 / crossgpu2 (2026-12-06, sixteenth session): the traced H200 splits of the
+  # user's runs (runs 5-7, the rows bench/model_v2.py fits the memory-bound terms on) again on
+  # whatever GPU the call is given, traced the same way (--trace 2), to see how each kernel
+  # class's time moves from one GPU to another: the full fine-tunes and their LoRA twins,
+  # the host-bound LoRA splits, then Phi-3 (fused and unfused) and Llama-3.2-3B with dropout.
+  # crossgpu (seventeenth session): on an H200, run 18's op tables (case gpuside, first run on
+  # an H100) to compare kernel by kernel, then the element-wise rates; on any other GPU, crossgpu1.
+  crossgpu)
+    if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+      python3 bench/elementwise_rates.py --out "$OUT/elementwise-rates.json" > "$OUT/elementwise-rates.txt"
+      bash "$0" gpuside
+    else
+      bash "$0" crossgpu1
+    fi ;;
+  crossgpu1)
+    python3 bench/elementwise_rates.py --out "$OUT/elementwise-rates.json" > "$OUT/elementwise-rates.txt"
+    F=bench/jobs/fullft
+    H07=$H/h07-qwen2.5-0.5b-full-s512-b16.yaml TWIN=bench/jobs/qwen2.5-0.5b-lora-s512-b16.yaml
+    for spec in $H07:16x1 $F/qwen2.5-0.5b-lora-d0-s512-b16.yaml:16x1 \
+                $F/qwen3-0.6b-full-s512-b16.yaml:16x1 $F/qwen3-0.6b-lora-d0-s512-b16.yaml:16x1 \
+                $F/smollm2-360m-full-s512-b16.yaml:16x1 $F/smollm2-360m-lora-d0-s512-b16.yaml:16x1 \
+                $TWIN:16x1 $H/h02-qwen2.5-1.5b-r32-s512-b8.yaml:8x1 $H07:4x4 $TWIN:4x4; do
+      user run19-crossgpu.jsonl ${spec%%:*} ${spec##*:} --updates 6 --trace 2
+    done ;;
+  crossgpu2)
+    J=bench/jobs/phi3-mini-od-nogc-s1024-b8.yaml
+    for spec in $H/h06-phi3-mini-attn-nogc-s1024-b8:8x1 $H/h06-phi3-mini-attn-nogc-s1024-b8:2x4 \
+                $H/h03-llama3.2-3b-s2048-b4-d01:4x1 $H/h03-llama3.2-3b-s2048-b4-d01:2x2; do
+      user run19-crossgpu.jsonl ${spec%%:*}.yaml ${spec##*:} --updates 6 --trace 2
+    done
+    for split in 8x1 2x4; do
+      for build in phi3 llama; do
+        user run19-crossgpu.jsonl $J $split --updates 6 --trace 2 --model-type $build
+      done
+    done ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2" >&2
      exit 2 ;;
 esac

@@ -1,0 +1,186 @@
+"""The same traced split on two GPUs: how each kernel class's time moves between them.
+
+Pairs every traced user run (bench/user_script.py --trace, bench/results/calibrate-vs-user/
+run*/*.jsonl) on a GPU other than the H200 with the H200 trace of the same job, split and
+model build (runs 5-7; ``bash bench/calibrate_rounds_h200.sh crossgpu1`` and ``crossgpu2``
+ran them again), and sets the measured ratio of each class's GPU time per micro-step beside
+the time model's: the memory-bound class ("other" + copies) against the model's activation
+bytes plus its per-kernel floor, the GEMM class against its FLOPs at the GPU's rate. Then
+the op tables (``--op-table 1 --op-shapes``; run 18 on an H100, run 19 on an H200) of the
+same split on two GPUs, op by op: each ATen op at each input shape, its self device time on
+both, in three classes (GEMMs, attention, the rest: memory-bound). Prints the tables and
+writes ``crossgpu_traces.json`` in bench/results/.
+
+    python bench/crossgpu_traces.py
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from pathlib import Path
+from typing import Any
+
+from gacost.advisor import predictor, time_model
+from gacost.base import gpu_table
+from gacost.base.gpu_names import canonical_gpu
+from gacost.base.job import load_job
+
+ROOT = Path(__file__).resolve().parents[1]
+TRACES = ROOT / "bench" / "results" / "calibrate-vs-user"
+OUT = ROOT / "bench" / "results" / "crossgpu_traces.json"
+H200 = "H200-SXM"
+
+
+def traced_runs() -> dict[tuple[str, str, str, str], dict[str, Any]]:
+    """(GPU, job, split, model build) -> the last traced run of it."""
+    runs: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for path in sorted(TRACES.glob("run*/*.jsonl")):
+        for line in path.read_text().splitlines():
+            run = json.loads(line)
+            if not run.get("trace") or not run.get("gpu"):
+                continue
+            gpu = canonical_gpu(run["gpu"])
+            if gpu is None:
+                continue
+            job = load_job(ROOT / run["job"])
+            arch = predictor.arch_for(job.model)
+            assert arch is not None
+            build = run.get("model_type") or arch.model_type
+            runs[gpu, run["job"], run["split"], build] = run
+    return runs
+
+
+def model_classes(run: dict[str, Any], build: str, gpu: str) -> dict[str, float]:
+    """The time model's memory-bound and GEMM ms per micro-step of ``run`` on ``gpu``."""
+    job = load_job(ROOT / run["job"])
+    arch = predictor.arch_for(job.model)
+    assert arch is not None
+    if build != arch.model_type:
+        from dataclasses import replace
+
+        arch = replace(arch, model_type=build)
+    setup = predictor.setup_for(job.workload(arch.name))
+    costs = time_model.work_costs(arch, setup)
+    rates = time_model.gpu_rates(gpu_table.gpu_specs()[gpu], costs.compute_precision)
+    assert rates is not None
+    params = predictor.reference_model().params(gpu)
+    m = run["micro_batch"]
+    part = time_model.micro_step(costs, rates, params, m)
+    tokens = m * costs.sequence_length
+    other = time_model.activation_seconds(costs, rates, tokens) + part.fixed
+    return {"other_ms": other * 1e3, "gemm_ms": part.compute * 1e3}
+
+
+GEMM_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::_scaled_mm")
+
+
+def op_class(op: str) -> str:
+    """GEMM, attention or memory-bound, by ATen op name."""
+    if op in GEMM_OPS:
+        return "gemm"
+    if "attention" in op or "flash" in op:
+        return "attention"
+    return "memory"
+
+
+def op_tables() -> dict[tuple[str, str, str], dict[tuple[str, str], float]]:
+    """(GPU, job, split) -> {(ATen op, input shapes): self device ms per update}."""
+    tables: dict[tuple[str, str, str], dict[tuple[str, str], float]] = {}
+    for path in sorted(TRACES.glob("run*/*.jsonl")):
+        for line in path.read_text().splitlines():
+            run = json.loads(line)
+            gpu = canonical_gpu(run.get("gpu") or "")
+            rows = run.get("op_table") or []
+            if gpu is None or not any("shapes" in r for r in rows):
+                continue
+            tables[gpu, run["job"], run["split"]] = {
+                (r["op"], r["shapes"]): r["device_us"] / 1e3 for r in rows
+                if r["op"].startswith("aten::") and r["device_us"] > 0}
+    return tables
+
+
+def op_pairs() -> list[dict[str, Any]]:
+    """Each split with op tables on the H200 and another GPU: class sums and the top ops."""
+    tables = op_tables()
+    out = []
+    for (gpu, job, split), ops in sorted(tables.items()):
+        twin = tables.get((H200, job, split))
+        if gpu == H200 or twin is None:
+            continue
+        keys = sorted(set(ops) | set(twin), key=lambda k: -(ops.get(k, 0) + twin.get(k, 0)))
+        classes: dict[str, list[float]] = {}
+        for k in keys:
+            c = classes.setdefault(op_class(k[0]), [0.0, 0.0])
+            c[0] += ops.get(k, 0.0)
+            c[1] += twin.get(k, 0.0)
+        top = [{"op": k[0], "shapes": k[1], "ms": ops.get(k, 0.0), "h200_ms": twin.get(k, 0.0)}
+               for k in keys[:25]]
+        out.append({"gpu": gpu, "job": Path(job).stem, "split": split,
+                    "classes": {c: {"ms": v[0], "h200_ms": v[1]} for c, v in classes.items()},
+                    "top": top})
+    return out
+
+
+def print_op_pairs(pairs: list[dict[str, Any]]) -> None:
+    for p in pairs:
+        cls = "  ".join(f"{c} {v['ms']:.0f}/{v['h200_ms']:.0f} ms"
+                        for c, v in sorted(p["classes"].items()))
+        print(f"\n{p['gpu']} vs H200, {p['job']} {p['split']}: {cls}")
+        for t in p["top"]:
+            ratio = t["ms"] / t["h200_ms"] if t["h200_ms"] else math.nan
+            print(f"  {t['op'][:28]:28s} {t['shapes'][:60]:60s} {t['ms']:7.1f} "
+                  f"{t['h200_ms']:7.1f} {ratio:5.2f}")
+
+
+def main() -> None:
+    runs = traced_runs()
+    rows = []
+    for (gpu, job, split, build), run in sorted(runs.items()):
+        twin = runs.get((H200, job, split, build))
+        if gpu == H200 or twin is None:
+            continue
+        meas = {}
+        for name, r in ((gpu, run), (H200, twin)):
+            ms = r["trace"]["gpu_ms_per_microstep_by_class"]
+            meas[name] = {"other_ms": ms["other"] + ms["memcpy"], "gemm_ms": ms["gemm"],
+                          "gemm_tflops": r["trace"]["gemm_tflops"], "median_s": r["median_s"]}
+        model = {name: model_classes(run, build, name) for name in (gpu, H200)}
+        rows.append({
+            "gpu": gpu, "job": Path(job).stem, "split": split, "build": build,
+            "measured": meas, "model": model,
+            "other_ratio": meas[gpu]["other_ms"] / meas[H200]["other_ms"],
+            "other_ratio_model": model[gpu]["other_ms"] / model[H200]["other_ms"],
+            "gemm_ratio": meas[gpu]["gemm_ms"] / meas[H200]["gemm_ms"],
+            "update_ratio": meas[gpu]["median_s"] / meas[H200]["median_s"],
+        })
+    print(f"{'GPU':9s} {'job':38s} {'split':5s} {'build':6s} {'other ms':>15s} "
+          f"{'ratio':>6s} {'model':>6s} {'GEMM TFLOP/s':>13s} {'update':>7s}")
+    for r in rows:
+        m, g = r["measured"], r["gpu"]
+        print(f"{g:9s} {r['job'][:38]:38s} {r['split']:5s} {r['build']:6s} "
+              f"{m[g]['other_ms']:7.1f}/{m[H200]['other_ms']:7.1f} {r['other_ratio']:6.2f} "
+              f"{r['other_ratio_model']:6.2f} {m[g]['gemm_tflops']:6.0f}/"
+              f"{m[H200]['gemm_tflops']:<6.0f} {r['update_ratio']:7.2f}")
+    summary = {}
+    for gpu in sorted({r["gpu"] for r in rows}):
+        mine = [r for r in rows if r["gpu"] == gpu]
+        summary[gpu] = {
+            "pairs": len(mine),
+            "other_ratio_geomean": math.exp(statistics.fmean(
+                math.log(r["other_ratio"]) for r in mine)),
+            "other_ratio_model_geomean": math.exp(statistics.fmean(
+                math.log(r["other_ratio_model"]) for r in mine)),
+        }
+        print(f"{gpu}: {len(mine)} pairs, memory-bound time x"
+              f"{summary[gpu]['other_ratio_geomean']:.2f} of the H200's measured, "
+              f"x{summary[gpu]['other_ratio_model_geomean']:.2f} modelled (geometric means)")
+    pairs = op_pairs()
+    print_op_pairs(pairs)
+    OUT.write_text(json.dumps({"rows": rows, "summary": summary, "op_pairs": pairs},
+                              indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+"""What-if scan of the time model's L2 residency term, without changing the shipped model.
+
+The time model takes the reads a memory-bound kernel makes of what the kernel before wrote
+(``l2_read_share`` S of its bytes) from L2 where its tensors fit (``time_model.dram_share``:
+hit = L2 / footprint, footprint = the kernel's own tensors). This scan multiplies that
+footprint by C (a working set of C such tensors) and sets S, re-derives the H200 trace terms
+for each (C, S) exactly as ``bench/model_v2.py`` does, and reports:
+
+* the fit of the memory-bound time of the fitted H200 traced splits, and of the held-out
+  traced splits (not fitted);
+* leave one GPU out for the published L4 and T4 rows (``bench/leave_one_gpu_out.py``);
+* run 18's H100 op tables (``bench/results/calibrate-vs-user/run18/``): the memory-bound
+  kernels' measured ms per update against the model's for the H100 and for the H200, and the
+  error of the whole update predicted for the H100.
+
+The model's terms are swapped in for each row (the module-level ``dram_share`` and the trace
+terms of ``DEFAULT_PARAMS``) and restored at the end. Prints a table and writes
+``bench/results/l2_scan.json``.
+
+    python bench/l2_scan.py
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import statistics
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tabulate import tabulate
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import leave_one_gpu_out  # noqa: E402
+import model_v2  # noqa: E402
+
+from gacost.advisor import predictor, time_model  # noqa: E402
+from gacost.base import gpu_table  # noqa: E402
+from gacost.base.job import load_job  # noqa: E402
+from gacost.calibration.trace import classify  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN18 = ROOT / "bench" / "results" / "calibrate-vs-user" / "run18" / "gpuside-ops.jsonl"
+OUT = ROOT / "bench" / "results" / "l2_scan.json"
+GRID = ((1, 0.5), (1, 0.0), (2, 0.5), (4, 0.5), (8, 0.5), (2, 0.3), (4, 0.3), (4, 0.8))
+TRACE_TERMS = ("act_bytes_scale", "act_bytes_lora_scale", "gemm_shape_w0")
+HOST_SIDE = ("aten::", "cuda", "cuLaunch", "autograd", "Optimizer", "Command", "ProfilerStep",
+             "enumerate", "torch")
+
+
+@contextlib.contextmanager
+def l2_variant(factor: float, share: float) -> Iterator[None]:
+    """The model with footprint x ``factor`` and read share ``share`` in ``dram_share``."""
+    shipped = time_model.dram_share
+    params = time_model.DEFAULT_PARAMS
+    saved = {k: getattr(params, k) for k in TRACE_TERMS}
+
+    def dram_share(rates: time_model.GpuRates, footprint: float,
+                   terms: time_model.TimeModelParams = params) -> float:
+        stream = rates.stream_bandwidth or rates.bandwidth * terms.stream_fraction
+        if rates.l2_bytes <= 0 or rates.l2_bandwidth <= stream or footprint <= 0:
+            return 1.0
+        hit = min(1.0, rates.l2_bytes / (factor * footprint))
+        return 1.0 - share * hit * (1.0 - stream / rates.l2_bandwidth)
+
+    time_model.dram_share = dram_share  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        time_model.dram_share = shipped
+        for k, v in saved.items():
+            object.__setattr__(params, k, v)
+        time_model.work_costs.cache_clear()
+
+
+def trace_errors(rows: list[Any], terms: dict[str, float]) -> list[float]:
+    """Relative errors of the memory-bound time of traced ``rows`` under ``terms``."""
+    return [(r.x[0] * terms["gpu_s_per_launch"] * 1e6 + r.x[1] * terms["act_bytes_scale"]
+             + r.x[2] * terms["act_bytes_lora_scale"]) / r.other_ms - 1 for r in rows]
+
+
+def h100_rows(model: predictor.FittedModel) -> list[dict[str, Any]]:
+    """Run 18's splits: measured memory-bound ms per update, the model's on both GPUs."""
+    specs = gpu_table.gpu_specs()
+    out = []
+    for line in RUN18.read_text().splitlines():
+        run = json.loads(line)
+        measured = sum(o["device_us"] / 1e3 for o in run["op_table"]
+                       if o["device_us"] and not o["op"].startswith(HOST_SIDE)
+                       and classify(o["op"]) in ("other", "memcpy"))
+        job = load_job(ROOT / run["job"])
+        arch = predictor.arch_for(job.model)
+        assert arch is not None
+        setup = predictor.setup_for(job.workload(arch.name))
+        m, k = run["micro_batch"], run["grad_accum"]
+        costs = time_model.work_costs(arch, setup)
+        modelled = {}
+        for gpu in ("H100-SXM", "H200-SXM"):
+            rates = time_model.gpu_rates(specs[gpu], costs.compute_precision)
+            assert rates is not None
+            fixed = time_model.micro_step(costs, rates, model.params(gpu), m).fixed
+            act = time_model.activation_seconds(costs, rates, m * costs.sequence_length)
+            modelled[gpu] = k * (act + fixed) * 1e3
+        band = model.seconds(arch, setup, specs["H100-SXM"], m, k)
+        assert band is not None
+        out.append({"split": f"{Path(run['job']).stem[:3]} {run['split']}",
+                    "measured_ms": measured, "h100_ms": modelled["H100-SXM"],
+                    "h200_ms": modelled["H200-SXM"],
+                    "update_error": band.value / run["median_s"] - 1})
+    return out
+
+
+def scan_row(factor: float, share: float) -> dict[str, Any]:
+    with l2_variant(factor, share):
+        rows = model_v2.trace_rows()
+        terms = model_v2.fit_gpu_terms(rows)
+        fitted = trace_errors([r for r in rows if r.plain], terms)
+        held = trace_errors(model_v2.user_trace_rows(held_out=True), terms)
+        for k in TRACE_TERMS:
+            object.__setattr__(time_model.DEFAULT_PARAMS, k, terms[k])
+        time_model.work_costs.cache_clear()
+        profiles = predictor.reference_profiles()
+        logo = {}
+        for gpu in leave_one_gpu_out.HELD:
+            row = next(p for p in profiles if p.gpu == gpu)
+            pred = leave_one_gpu_out.predict([p for p in profiles if p.gpu != gpu], row)
+            for s in row.splits:
+                split = f"{s.micro_batch}x{s.grad_accum}"
+                logo[f"{gpu} {split}"] = pred[split] / float(s.seconds_per_update or 1) - 1
+        h100 = h100_rows(predictor.fitted_model(profiles))
+    return {"footprint_factor": factor, "l2_read_share": share,
+            "act_bytes_scale": terms["act_bytes_scale"],
+            "act_bytes_lora_scale": terms["act_bytes_lora_scale"],
+            "fitted_median": statistics.median(map(abs, fitted)),
+            "fitted_worst": max(map(abs, fitted)),
+            "held_median": statistics.median(map(abs, held)), "held_worst": max(map(abs, held)),
+            "leave_one_gpu_out": logo, "h100": h100}
+
+
+def main() -> None:
+    results = [scan_row(c, s) for c, s in GRID]
+    table = []
+    for r in results:
+        h = r["h100"]
+        table.append([
+            r["footprint_factor"], r["l2_read_share"], f"{r['act_bytes_scale']:.2f}",
+            f"{r['fitted_median']:.1%} / {r['fitted_worst']:.1%}",
+            f"{r['held_median']:.1%} / {r['held_worst']:.1%}",
+            " ".join(f"{v:+.0%}" for v in r["leave_one_gpu_out"].values()),
+            " ".join(f"{x['h100_ms'] / x['measured_ms'] - 1:+.0%}" for x in h),
+            " ".join(f"{x['update_error']:+.0%}" for x in h)])
+    print(tabulate(table, headers=[
+        "C", "S", "layer scale", "H200 traces fitted: median / worst", "held-out traces",
+        "L4 1x4 2x2 4x1, T4 1x4 2x2 4x1", "H100 memory-bound (run 18)", "H100 update"]))
+    print("run 18 splits, measured memory-bound ms per update (H100): " + ", ".join(
+        f"{x['split']} {x['measured_ms']:.0f}" for x in results[0]["h100"]))
+    OUT.write_text(json.dumps(results, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
