@@ -22,6 +22,9 @@ ROUNDS=(--rounds 2 --warmup 3 --updates 10)
 user() { python3 bench/user_script.py "$2" --micro-batch ${3%x*} --grad-accum ${3#*x} \
            --warmup 3 "${@:4}" 2>/dev/null | grep '^{"' >> "$OUT/$1"
          tail -c 300 "$OUT/$1"; echo; }
+# rates: bench/elementwise_rates.py on the attached GPU, into $OUT
+rates() { python3 bench/elementwise_rates.py --out "$OUT/elementwise-rates.json" \
+            > "$OUT/elementwise-rates.txt"; }
 case "$1" in
   h07) python3 bench/calibrate_vs_user.py "${ROUNDS[@]}" --calibrate-args=--trace-all \
          --out "$OUT/run5-h07.json" $H/h07-qwen2.5-0.5b-full-s512-b16.yaml:4x4,16x1 ;;
@@ -323,16 +326,15 @@ case "$1" in
   # class's time moves from one GPU to another: the full fine-tunes and their LoRA twins,
   # the host-bound LoRA splits, then Phi-3 (fused and unfused) and Llama-3.2-3B with dropout.
   # crossgpu (seventeenth session): on an H200, run 18's op tables (case gpuside, first run on
-  # an H100) to compare kernel by kernel, then the element-wise rates; on any other GPU, crossgpu1.
+  # an H100) to compare kernel by kernel, after the element-wise rates; on any other GPU, crossgpu1.
   crossgpu)
     if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-      python3 bench/elementwise_rates.py --out "$OUT/elementwise-rates.json" > "$OUT/elementwise-rates.txt"
-      bash "$0" gpuside
+      rates; bash "$0" gpuside
     else
       bash "$0" crossgpu1
     fi ;;
   crossgpu1)
-    python3 bench/elementwise_rates.py --out "$OUT/elementwise-rates.json" > "$OUT/elementwise-rates.txt"
+    rates
     F=bench/jobs/fullft
     H07=$H/h07-qwen2.5-0.5b-full-s512-b16.yaml TWIN=bench/jobs/qwen2.5-0.5b-lora-s512-b16.yaml
     for spec in $H07:16x1 $F/qwen2.5-0.5b-lora-d0-s512-b16.yaml:16x1 \

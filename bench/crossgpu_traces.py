@@ -16,9 +16,11 @@ writes ``crossgpu_traces.json`` in bench/results/.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import statistics
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ from gacost.advisor import predictor, time_model
 from gacost.base import gpu_table
 from gacost.base.gpu_names import canonical_gpu
 from gacost.base.job import load_job
+from gacost.base.records import ModelArch
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT / "bench" / "results" / "calibrate-vs-user"
@@ -33,39 +36,49 @@ OUT = ROOT / "bench" / "results" / "crossgpu_traces.json"
 H200 = "H200-SXM"
 
 
-def traced_runs() -> dict[tuple[str, str, str, str], dict[str, Any]]:
-    """(GPU, job, split, model build) -> the last traced run of it."""
-    runs: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+@functools.cache
+def measured_runs() -> tuple[tuple[str, dict[str, Any]], ...]:
+    """Every user run of the result files with a known GPU: (canonical GPU, its JSON)."""
+    out = []
     for path in sorted(TRACES.glob("run*/*.jsonl")):
         for line in path.read_text().splitlines():
             run = json.loads(line)
-            if not run.get("trace") or not run.get("gpu"):
-                continue
-            gpu = canonical_gpu(run["gpu"])
-            if gpu is None:
-                continue
-            job = load_job(ROOT / run["job"])
-            arch = predictor.arch_for(job.model)
-            assert arch is not None
-            build = run.get("model_type") or arch.model_type
+            gpu = canonical_gpu(run.get("gpu") or "")
+            if gpu is not None:
+                out.append((gpu, run))
+    return tuple(out)
+
+
+@functools.cache
+def job_arch(job: str, build: str = "") -> tuple[ModelArch, time_model.TrainSetup]:
+    """The architecture (as model build ``build`` where given) and setup of a job file."""
+    spec = load_job(ROOT / job)
+    arch = predictor.arch_for(spec.model)
+    assert arch is not None
+    if build and build != arch.model_type:
+        arch = replace(arch, model_type=build)
+    return arch, predictor.setup_for(spec.workload(arch.name))
+
+
+def traced_runs() -> dict[tuple[str, str, str, str], dict[str, Any]]:
+    """(GPU, job, split, model build) -> the last traced run of it."""
+    runs: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for gpu, run in measured_runs():
+        if run.get("trace"):
+            build = run.get("model_type") or job_arch(run["job"])[0].model_type
             runs[gpu, run["job"], run["split"], build] = run
     return runs
 
 
-def model_classes(run: dict[str, Any], build: str, gpu: str) -> dict[str, float]:
-    """The time model's memory-bound and GEMM ms per micro-step of ``run`` on ``gpu``."""
-    job = load_job(ROOT / run["job"])
-    arch = predictor.arch_for(job.model)
-    assert arch is not None
-    if build != arch.model_type:
-        from dataclasses import replace
-
-        arch = replace(arch, model_type=build)
-    setup = predictor.setup_for(job.workload(arch.name))
+def model_classes(run: dict[str, Any], build: str, gpu: str,
+                  model: predictor.FittedModel | None = None) -> dict[str, float]:
+    """The time model's (``model``, else the reference fit) memory-bound and GEMM ms per
+    micro-step of ``run`` on ``gpu``."""
+    arch, setup = job_arch(run["job"], build)
     costs = time_model.work_costs(arch, setup)
     rates = time_model.gpu_rates(gpu_table.gpu_specs()[gpu], costs.compute_precision)
     assert rates is not None
-    params = predictor.reference_model().params(gpu)
+    params = (model or predictor.reference_model()).params(gpu)
     m = run["micro_batch"]
     part = time_model.micro_step(costs, rates, params, m)
     tokens = m * costs.sequence_length
@@ -88,13 +101,9 @@ def op_class(op: str) -> str:
 def op_tables() -> dict[tuple[str, str, str], dict[tuple[str, str], float]]:
     """(GPU, job, split) -> {(ATen op, input shapes): self device ms per update}."""
     tables: dict[tuple[str, str, str], dict[tuple[str, str], float]] = {}
-    for path in sorted(TRACES.glob("run*/*.jsonl")):
-        for line in path.read_text().splitlines():
-            run = json.loads(line)
-            gpu = canonical_gpu(run.get("gpu") or "")
-            rows = run.get("op_table") or []
-            if gpu is None or not any("shapes" in r for r in rows):
-                continue
+    for gpu, run in measured_runs():
+        rows = run.get("op_table") or []
+        if any("shapes" in r for r in rows):
             tables[gpu, run["job"], run["split"]] = {
                 (r["op"], r["shapes"]): r["device_us"] / 1e3 for r in rows
                 if r["op"].startswith("aten::") and r["device_us"] > 0}

@@ -34,12 +34,12 @@ from tabulate import tabulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import crossgpu_traces  # noqa: E402
 import leave_one_gpu_out  # noqa: E402
 import model_v2  # noqa: E402
 
 from gacost.advisor import predictor, time_model  # noqa: E402
 from gacost.base import gpu_table  # noqa: E402
-from gacost.base.job import load_job  # noqa: E402
 from gacost.calibration.trace import classify  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,7 +66,7 @@ def l2_variant(factor: float, share: float) -> Iterator[None]:
         hit = min(1.0, rates.l2_bytes / (factor * footprint))
         return 1.0 - share * hit * (1.0 - stream / rates.l2_bandwidth)
 
-    time_model.dram_share = dram_share  # type: ignore[assignment]
+    time_model.dram_share = dram_share
     try:
         yield
     finally:
@@ -91,19 +91,11 @@ def h100_rows(model: predictor.FittedModel) -> list[dict[str, Any]]:
         measured = sum(o["device_us"] / 1e3 for o in run["op_table"]
                        if o["device_us"] and not o["op"].startswith(HOST_SIDE)
                        and classify(o["op"]) in ("other", "memcpy"))
-        job = load_job(ROOT / run["job"])
-        arch = predictor.arch_for(job.model)
-        assert arch is not None
-        setup = predictor.setup_for(job.workload(arch.name))
+        build = run["model_type"]
+        arch, setup = crossgpu_traces.job_arch(run["job"], build)
         m, k = run["micro_batch"], run["grad_accum"]
-        costs = time_model.work_costs(arch, setup)
-        modelled = {}
-        for gpu in ("H100-SXM", "H200-SXM"):
-            rates = time_model.gpu_rates(specs[gpu], costs.compute_precision)
-            assert rates is not None
-            fixed = time_model.micro_step(costs, rates, model.params(gpu), m).fixed
-            act = time_model.activation_seconds(costs, rates, m * costs.sequence_length)
-            modelled[gpu] = k * (act + fixed) * 1e3
+        modelled = {gpu: k * crossgpu_traces.model_classes(run, build, gpu, model)["other_ms"]
+                    for gpu in ("H100-SXM", "H200-SXM")}
         band = model.seconds(arch, setup, specs["H100-SXM"], m, k)
         assert band is not None
         out.append({"split": f"{Path(run['job']).stem[:3]} {run['split']}",
