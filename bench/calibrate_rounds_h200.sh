@@ -354,6 +354,22 @@ case "$1" in
         user run19-crossgpu.jsonl $J $split --updates 6 --trace 2 --model-type $build
       done
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2" >&2
+  # crossops (eighteenth session): the H200 op tables of runs 6 and 7 (gpuops, fused,
+  # fullops: device time per ATen op) again with the same flags on whatever GPU the call is
+  # given, to pair op by op (bench/crossgpu_traces.py): which kinds of kernel take the DRAM
+  # ratio between two GPUs and which take the same time on both
+  crossops)
+    J=bench/jobs/phi3-mini-od-nogc-s1024-b8.yaml F=bench/jobs/fullft
+    for spec in h06-phi3-mini-attn-nogc-s1024-b8:8x1 h03-llama3.2-3b-s2048-b4-d01:4x1; do
+      user run19-crossops.jsonl $H/${spec%%:*}.yaml ${spec##*:} --updates 5 --op-table 1
+    done
+    for build in phi3 llama; do
+      user run19-crossops.jsonl $J 8x1 --updates 3 --op-table 1 --model-type $build
+    done
+    for job in $H/h07-qwen2.5-0.5b-full-s512-b16 $F/qwen2.5-0.5b-lora-d0-s512-b16 \
+               $F/qwen3-0.6b-full-s512-b16 $F/qwen3-0.6b-lora-d0-s512-b16; do
+      user run19-crossops.jsonl $job.yaml 16x1 --updates 3 --op-table 1
+    done ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops" >&2
      exit 2 ;;
 esac

@@ -98,15 +98,19 @@ def op_class(op: str) -> str:
     return "memory"
 
 
-def op_tables() -> dict[tuple[str, str, str], dict[tuple[str, str], float]]:
-    """(GPU, job, split) -> {(ATen op, input shapes): self device ms per update}."""
-    tables: dict[tuple[str, str, str], dict[tuple[str, str], float]] = {}
+def op_tables() -> dict[tuple[str, str, str, bool], dict[tuple[str, str], float]]:
+    """(GPU, job, split and model build, shapes recorded) -> {(ATen op, input shapes or ""):
+    self device ms per update} (the op tables are per update already)."""
+    tables: dict[tuple[str, str, str, bool], dict[tuple[str, str], float]] = {}
     for gpu, run in measured_runs():
         rows = run.get("op_table") or []
-        if any("shapes" in r for r in rows):
-            tables[gpu, run["job"], run["split"]] = {
-                (r["op"], r["shapes"]): r["device_us"] / 1e3 for r in rows
-                if r["op"].startswith("aten::") and r["device_us"] > 0}
+        if not rows:
+            continue
+        shaped = any("shapes" in r for r in rows)
+        build = run.get("model_type") or job_arch(run["job"])[0].model_type
+        tables[gpu, run["job"], f"{run['split']} {build}", shaped] = {
+            (r["op"], r.get("shapes", "")): r["device_us"] / 1e3 for r in rows
+            if r["op"].startswith("aten::") and r.get("device_us", 0) > 0}
     return tables
 
 
@@ -114,8 +118,8 @@ def op_pairs() -> list[dict[str, Any]]:
     """Each split with op tables on the H200 and another GPU: class sums and the top ops."""
     tables = op_tables()
     out = []
-    for (gpu, job, split), ops in sorted(tables.items()):
-        twin = tables.get((H200, job, split))
+    for (gpu, job, split, shaped), ops in sorted(tables.items()):
+        twin = tables.get((H200, job, split, shaped))
         if gpu == H200 or twin is None:
             continue
         keys = sorted(set(ops) | set(twin), key=lambda k: -(ops.get(k, 0) + twin.get(k, 0)))
@@ -143,7 +147,9 @@ def print_op_pairs(pairs: list[dict[str, Any]]) -> None:
                   f"{t['h200_ms']:7.1f} {ratio:5.2f}")
 
 
-def main() -> None:
+def trace_pairs(model: predictor.FittedModel | None = None) -> list[dict[str, Any]]:
+    """Each traced split on a GPU other than the H200 beside the H200's: class ms measured on
+    both and the time model's (``model``, else the reference fit), and their ratios."""
     runs = traced_runs()
     rows = []
     for (gpu, job, split, build), run in sorted(runs.items()):
@@ -155,15 +161,20 @@ def main() -> None:
             ms = r["trace"]["gpu_ms_per_microstep_by_class"]
             meas[name] = {"other_ms": ms["other"] + ms["memcpy"], "gemm_ms": ms["gemm"],
                           "gemm_tflops": r["trace"]["gemm_tflops"], "median_s": r["median_s"]}
-        model = {name: model_classes(run, build, name) for name in (gpu, H200)}
+        modelled = {name: model_classes(run, build, name, model) for name in (gpu, H200)}
         rows.append({
             "gpu": gpu, "job": Path(job).stem, "split": split, "build": build,
-            "measured": meas, "model": model,
+            "measured": meas, "model": modelled,
             "other_ratio": meas[gpu]["other_ms"] / meas[H200]["other_ms"],
-            "other_ratio_model": model[gpu]["other_ms"] / model[H200]["other_ms"],
+            "other_ratio_model": modelled[gpu]["other_ms"] / modelled[H200]["other_ms"],
             "gemm_ratio": meas[gpu]["gemm_ms"] / meas[H200]["gemm_ms"],
             "update_ratio": meas[gpu]["median_s"] / meas[H200]["median_s"],
         })
+    return rows
+
+
+def main() -> None:
+    rows = trace_pairs()
     print(f"{'GPU':9s} {'job':38s} {'split':5s} {'build':6s} {'other ms':>15s} "
           f"{'ratio':>6s} {'model':>6s} {'GEMM TFLOP/s':>13s} {'update':>7s}")
     for r in rows:

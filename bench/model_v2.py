@@ -40,6 +40,7 @@ from tabulate import tabulate
 from gacost.advisor import build_sweep_profiles, predictor, time_model
 from gacost.advisor.kernel_counts import kernel_counts
 from gacost.base import gpu_table, models
+from gacost.base.gpu_names import canonical_gpu
 from gacost.base.job import load_job
 from gacost.base.profile import Profile, read_profile
 from gacost.base.records import ModelArch
@@ -164,7 +165,8 @@ def user_trace_rows(held_out: bool = False) -> list[TraceRow]:
         for line in path.read_text().splitlines():
             run = json.loads(line)
             trace, name = run.get("trace"), Path(run["job"]).name
-            if not trace or name.startswith(HELD_OUT) != held_out:
+            if (not trace or name.startswith(HELD_OUT) != held_out
+                    or canonical_gpu(run.get("gpu") or "") != H200):  # run 19: the H100's
                 continue
             job = load_job(ROOT / run["job"])
             arch = predictor.arch_for(job.model)
