@@ -13,8 +13,10 @@ of ``m`` sequences (``T = m * s`` tokens) launches ``L(m)`` kernels
   grows with the GEMM rows x width, ``eta = eta_max * T h / (T h + W0)`` (``W0`` in
   proportion to the GPU's SM count: a smaller GPU fills with fewer tiles); the memory-bound
   kernels (casts, element-wise, norms, the loss: 50-66 % of GPU time on the H200) as bytes
-  per token ``A`` by tensor shape at the GPU's stream bandwidth, less the reads its L2 serves
-  where those tensors fit (:func:`dram_share`), plus the frozen-weight bytes ``W``; and a GPU
+  per token ``A`` by tensor shape at the GPU's stream bandwidth (the table's: the rate a
+  streaming kernel reaches, on the H200 at full occupancy, data/GPUS.md), less the reads its
+  L2 serves where those tensors fit (:func:`dram_share`), plus the frozen-weight bytes ``W``;
+  and a GPU
   floor ``g`` per launched kernel (tiny kernels cost their launch latency),
 
 and the host and GPU overlap (the host queues kernels ahead of the GPU):
@@ -126,16 +128,16 @@ class TimeModelParams:
     GPU-bound splits 22 of 27, 0.06 holds 26 of 27 (it was 0.08 before them: bench/band_scan.py,
     bench/MODEL.md "Bands")."""
     # --- GPU terms derived from the H200 sweep's traces (bench/model_v2.py, bench/MODEL.md) --
-    gemm_shape_w0: float = 1.51e6
+    gemm_shape_w0: float = 1.52e6
     """T x hidden at which GEMMs reach half their best efficiency (H200)."""
     gemm_shape_sms: int = 132
     """... on the H200's 132 SMs; a GPU with fewer SMs fills at smaller shapes."""
-    act_bytes_scale: float = 2.718
+    act_bytes_scale: float = 2.358
     """Bytes at the stream rate that one pass's memory-bound kernels cost, per counted byte
     of a layer's forward kernels (:func:`layer_kernel_bytes`): the passes' differences (a
     backward moves about twice a forward's bytes) and the kernels' efficiency below the
     stream rate, in one number (fitted on the traced H200 splits, bench/model_v2.py)."""
-    act_bytes_lora_scale: float = 1.256
+    act_bytes_lora_scale: float = 1.083
     """Time of the LoRA path's counted element-wise bytes (:data:`LORA_IN_BYTES`,
     :data:`LORA_OUT_BYTES`, :data:`DROPOUT_BYTES_PER_INPUT`) at the stream rate, per counted
     byte: its small kernels' efficiency below the stream rate (fitted with the scale

@@ -326,12 +326,13 @@ case "$1" in
   # class's time moves from one GPU to another: the full fine-tunes and their LoRA twins,
   # the host-bound LoRA splits, then Phi-3 (fused and unfused) and Llama-3.2-3B with dropout.
   # crossgpu (seventeenth session): on an H200, run 18's op tables (case gpuside, first run on
-  # an H100) to compare kernel by kernel, after the element-wise rates; on any other GPU, crossgpu1.
+  # an H100) to compare kernel by kernel, after the element-wise rates; on any other GPU,
+  # crossgpu1 (run 19, eighteenth session: twice on an H100), since then crossops.
   crossgpu)
     if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
       rates; bash "$0" gpuside
     else
-      bash "$0" crossgpu1
+      bash "$0" crossops
     fi ;;
   crossgpu1)
     rates
@@ -357,8 +358,9 @@ case "$1" in
   # crossops (eighteenth session): the H200 op tables of runs 6 and 7 (gpuops, fused,
   # fullops: device time per ATen op) again with the same flags on whatever GPU the call is
   # given, to pair op by op (bench/crossgpu_traces.py): which kinds of kernel take the DRAM
-  # ratio between two GPUs and which take the same time on both
+  # ratio between two GPUs and which take the same time on both; the element-wise rates first
   crossops)
+    rates
     J=bench/jobs/phi3-mini-od-nogc-s1024-b8.yaml F=bench/jobs/fullft
     for spec in h06-phi3-mini-attn-nogc-s1024-b8:8x1 h03-llama3.2-3b-s2048-b4-d01:4x1; do
       user run19-crossops.jsonl $H/${spec%%:*}.yaml ${spec##*:} --updates 5 --op-table 1

@@ -173,6 +173,33 @@ def trace_pairs(model: predictor.FittedModel | None = None) -> list[dict[str, An
     return rows
 
 
+def marginal_ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each job traced at two micro-batch sizes on both GPUs: the memory-bound ms that one
+    more sequence per micro-step adds (the slope between the two splits, what scales with
+    the bytes) and the ms at no sequence (the intercept: per-kernel floors), per GPU."""
+    out = []
+    by_job: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        by_job.setdefault((r["gpu"], r["job"], r["build"]), []).append(r)
+    for (gpu, job, build), pair in sorted(by_job.items()):
+        if len(pair) < 2:
+            continue
+        lo, hi = sorted(pair, key=lambda r: int(r["split"].split("x")[0]))[:: len(pair) - 1]
+        m_lo, m_hi = (int(r["split"].split("x")[0]) for r in (lo, hi))
+        fit = {}
+        for name in (gpu, H200):
+            a, b = lo["measured"][name]["other_ms"], hi["measured"][name]["other_ms"]
+            slope = (b - a) / (m_hi - m_lo)
+            fit[name] = {"ms_per_sequence": slope, "intercept_ms": a - slope * m_lo}
+        model = {name: (hi["model"][name]["other_ms"] - lo["model"][name]["other_ms"])
+                 / (m_hi - m_lo) for name in (gpu, H200)}
+        out.append({"gpu": gpu, "job": job, "build": build, "splits": [lo["split"], hi["split"]],
+                    "measured": fit,
+                    "slope_ratio": fit[gpu]["ms_per_sequence"] / fit[H200]["ms_per_sequence"],
+                    "slope_ratio_model": model[gpu] / model[H200]})
+    return out
+
+
 def main() -> None:
     rows = trace_pairs()
     print(f"{'GPU':9s} {'job':38s} {'split':5s} {'build':6s} {'other ms':>15s} "
@@ -196,10 +223,19 @@ def main() -> None:
         print(f"{gpu}: {len(mine)} pairs, memory-bound time x"
               f"{summary[gpu]['other_ratio_geomean']:.2f} of the H200's measured, "
               f"x{summary[gpu]['other_ratio_model_geomean']:.2f} modelled (geometric means)")
+    margins = marginal_ratios(rows)
+    print("\nOne more sequence per micro-step: memory-bound ms on each GPU, the ratio measured "
+          "and modelled; ms at no sequence")
+    for r in margins:
+        g, h = r["measured"][r["gpu"]], r["measured"][H200]
+        print(f"{r['gpu']:9s} {r['job'][:38]:38s} {'-'.join(r['splits']):9s} {r['build']:6s} "
+              f"{g['ms_per_sequence']:6.2f}/{h['ms_per_sequence']:6.2f} "
+              f"{r['slope_ratio']:5.2f} {r['slope_ratio_model']:5.2f}   "
+              f"{g['intercept_ms']:5.1f}/{h['intercept_ms']:5.1f}")
     pairs = op_pairs()
     print_op_pairs(pairs)
-    OUT.write_text(json.dumps({"rows": rows, "summary": summary, "op_pairs": pairs},
-                              indent=1) + "\n")
+    OUT.write_text(json.dumps({"rows": rows, "summary": summary, "marginal": margins,
+                               "op_pairs": pairs}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

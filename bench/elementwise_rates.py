@@ -3,9 +3,12 @@
 The time model charges memory-bound kernels their bytes at the GPU's stream rate, less the
 reads its L2 serves (advisor/time_model.py); this measures what the kernels a LoRA step
 launches (a bf16 copy, the bf16 -> fp32 cast of PEFT's adapter input, a bf16 multiply, a
-fp32 dropout) achieve from 1 MiB to 1 GiB of input, each kernel timed alone with CUDA events
-over back-to-back repeats (the tensor stays in L2 where it fits), and again with a 256 MiB
-buffer written between repeats (cold L2). Prints a table and writes JSON.
+fp32 dropout; a fp32 fill and the fp32 -> bf16 cast beside them) achieve from 1 MiB to 1 GiB
+of input, each kernel timed alone with CUDA events over back-to-back repeats (the tensor stays
+in L2 where it fits), and again with a 256 MiB buffer written between repeats (cold L2). A
+spin kernel queued before each hot repeat keeps the launch's host time out of the interval
+(before 2026-12-06 the hot column at 1-16 MiB held it: run 19's first two tables).
+Prints a table and writes JSON.
 
     python bench/elementwise_rates.py --out elementwise-rates.json
 """
@@ -21,6 +24,7 @@ import torch
 
 SIZES_MIB = (1, 4, 16, 32, 64, 128, 256, 512, 1024)
 FLUSH_MIB = 256
+SPIN_CYCLES = 50_000  # ~25 us at 2 GHz: longer than one launch
 
 
 def kernels() -> dict[str, tuple[torch.dtype, Callable[[torch.Tensor], torch.Tensor], float]]:
@@ -31,6 +35,9 @@ def kernels() -> dict[str, tuple[torch.dtype, Callable[[torch.Tensor], torch.Ten
         "cast_bf16_fp32": (torch.bfloat16, lambda x: x.float(), 3.0),
         "mul_bf16": (torch.bfloat16, lambda x: x * x, 2.0),
         "dropout_fp32": (torch.float32, lambda x: drop(x, 0.05, True), 2.25),
+        # write-only and read-heavy: is the cast's rate the DRAM's writes or the SMs'?
+        "fill_fp32": (torch.float32, torch.ones_like, 1.0),
+        "cast_fp32_bf16": (torch.float32, lambda x: x.bfloat16(), 1.5),
     }
 
 
@@ -41,6 +48,8 @@ def seconds(op: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, repeats
     for _ in range(repeats):
         if flush is not None:
             flush.fill_(1.0)
+        else:
+            torch.cuda._sleep(SPIN_CYCLES)  # the GPU busy while the host launches op
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         op(x)

@@ -4,18 +4,22 @@ The time model takes the reads a memory-bound kernel makes of what the kernel be
 (``l2_read_share`` S of its bytes) from L2 where its tensors fit (``time_model.dram_share``:
 hit = L2 / footprint, footprint = the kernel's own tensors). This scan multiplies that
 footprint by C (a working set of C such tensors) and sets S, re-derives the H200 trace terms
-for each (C, S) exactly as ``bench/model_v2.py`` does, and reports:
+for each (C, S) exactly as ``bench/model_v2.py`` does (the last rows also cap every GPU's
+stream rate at a ceiling in bytes per clock per SM times its SMs and boost clock: a what-if
+of a slower H200 still, 3.1-3.4 TB/s), and reports:
 
 * the fit of the memory-bound time of the fitted H200 traced splits, and of the held-out
   traced splits (not fitted);
 * leave one GPU out for the published L4 and T4 rows (``bench/leave_one_gpu_out.py``);
 * run 18's H100 op tables (``bench/results/calibrate-vs-user/run18/``): the memory-bound
   kernels' measured ms per update against the model's for the H100 and for the H200, and the
-  error of the whole update predicted for the H100.
+  error of the whole update predicted for the H100;
+* run 19's traced H100 splits (``crossgpu_traces.trace_pairs``): the model's memory-bound ms
+  per micro-step against the measured on the H100 and on the H200, and the H100/H200 ratio.
 
-The model's terms are swapped in for each row (the module-level ``dram_share`` and the trace
-terms of ``DEFAULT_PARAMS``) and restored at the end. Prints a table and writes
-``bench/results/l2_scan.json``.
+The model's terms are swapped in for each row (the module-level ``dram_share`` and
+``gpu_rates`` and the trace terms of ``DEFAULT_PARAMS``) and restored at the end. Prints a
+table and writes ``bench/results/l2_scan.json``.
 
     python bench/l2_scan.py
 """
@@ -48,7 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RUN18 = ROOT / "bench" / "results" / "calibrate-vs-user" / "run18" / "gpuside-ops.jsonl"
 OUT = ROOT / "bench" / "results" / "l2_scan.json"
 GRID = ((1, 0.5), (1, 0.0), (2, 0.5), (4, 0.5), (8, 0.5), (2, 0.3), (4, 0.3), (4, 0.8),
-        (1, 0.5, 14.0), (1, 0.5, 13.0), (1, 0.5, 12.0), (1, 0.0, 13.0), (1, 0.0, 12.0))
+        (1, 0.5, 13.0), (1, 0.5, 12.0))
 TRACE_TERMS = ("act_bytes_scale", "act_bytes_lora_scale", "gemm_shape_w0")
 HOST_SIDE = ("aten::", "cuda", "cuLaunch", "autograd", "Optimizer", "Command", "ProfilerStep",
              "enumerate", "torch")
