@@ -98,9 +98,14 @@ ROTARY_BYTES = 20.0
 # each: 2 + 2)
 LAYOUT_COPY_BYTES = 4.0
 GATING_BYTES = 4.0 + 6.0  # SiLU of the gate (2 + 2) and its product with the up projection
-# fused projections (Phi-3's qkv_proj, gate_up_proj): the split outputs copied contiguous
-# (2 + 2) and, in the backward, their gradients concatenated (2 + 2)
-FUSED_SPLIT_BYTES = 8.0
+# fused projections (Phi-3's qkv_proj, gate_up_proj): the forward takes its parts as views
+# (no bytes); the backward assembles their gradients (a cat for gate_up, zero-filled slices and
+# their sums for qkv), which the layer scale charges per pass like the other counted bytes.
+# Measured, not counted: Phi-3-mini built as Phi-3 and as a Llama of the same sizes, one
+# more sequence per micro-step cost 4.80 ms more on the H200 and 5.08 on an H100 where 8 B
+# here gave 8.93 and 10.65 (runs 7 and 19, bench/MODEL.md "Memory-bound work on two Hopper
+# GPUs"): x0.54 and x0.48 of 8
+FUSED_SPLIT_BYTES = 4.0
 
 
 @dataclass(frozen=True)
@@ -132,12 +137,12 @@ class TimeModelParams:
     """T x hidden at which GEMMs reach half their best efficiency (H200)."""
     gemm_shape_sms: int = 132
     """... on the H200's 132 SMs; a GPU with fewer SMs fills at smaller shapes."""
-    act_bytes_scale: float = 2.358
+    act_bytes_scale: float = 2.469
     """Bytes at the stream rate that one pass's memory-bound kernels cost, per counted byte
     of a layer's forward kernels (:func:`layer_kernel_bytes`): the passes' differences (a
     backward moves about twice a forward's bytes) and the kernels' efficiency below the
     stream rate, in one number (fitted on the traced H200 splits, bench/model_v2.py)."""
-    act_bytes_lora_scale: float = 1.083
+    act_bytes_lora_scale: float = 1.021
     """Time of the LoRA path's counted element-wise bytes (:data:`LORA_IN_BYTES`,
     :data:`LORA_OUT_BYTES`, :data:`DROPOUT_BYTES_PER_INPUT`) at the stream rate, per counted
     byte: its small kernels' efficiency below the stream rate (fitted with the scale
