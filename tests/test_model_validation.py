@@ -63,8 +63,10 @@ def test_leave_one_out_on_every_measurement(result: dict[str, Any]) -> None:
 def test_published_t4_table_from_specs(result: dict[str, Any]) -> None:
     transfer = [abs(r["error"]) for r in result["t4_from_specs"]["h200_transfer"]]
     priors = [abs(r["error"]) for r in result["t4_from_specs"]["priors"]]
-    assert max(transfer) <= 0.09  # today 0.1 / 8.7 / 5.7 % (1.2 / 7.2 / 6.3 before the L2 term)
-    assert max(priors) <= 0.14  # today 2.5 / 10.6 / 8.3 %
+    # today +6.7 / -11.9 / -10.5 % (-0.9 / -7.7 / -3.4 at the H200's BabelStream rate, before
+    # 2026-12-06: bench/MODEL.md, "Memory-bound work on two Hopper GPUs")
+    assert max(transfer) <= 0.13
+    assert max(priors) <= 0.14  # today 2.6 / 10.6 / 8.0 %
     ranked = sorted(result["t4_from_specs"]["h200_transfer"], key=lambda r: r["predicted"])
     assert ranked[0]["split"] == "4x1"  # the published ranking: 4x1 fastest
 
