@@ -16,8 +16,7 @@ of ``m`` sequences (``T = m * s`` tokens) launches ``L(m)`` kernels
   per token ``A`` by tensor shape at the GPU's stream bandwidth (the table's: the rate a
   streaming kernel reaches, on the H200 at full occupancy, data/GPUS.md), less the reads its
   L2 serves where those tensors fit (:func:`dram_share`), plus the frozen-weight bytes ``W``;
-  and a GPU
-  floor ``g`` per launched kernel (tiny kernels cost their launch latency),
+  and a GPU floor ``g`` per launched kernel (tiny kernels cost their launch latency),
 
 and the host and GPU overlap (the host queues kernels ahead of the GPU):
 ``t_micro = (t_host**p + t_gpu**p) ** (1/p)``, a smooth maximum. One update is

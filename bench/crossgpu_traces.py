@@ -184,7 +184,8 @@ def marginal_ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for (gpu, job, build), pair in sorted(by_job.items()):
         if len(pair) < 2:
             continue
-        lo, hi = sorted(pair, key=lambda r: int(r["split"].split("x")[0]))[:: len(pair) - 1]
+        ordered = sorted(pair, key=lambda r: int(r["split"].split("x")[0]))
+        lo, hi = ordered[0], ordered[-1]
         m_lo, m_hi = (int(r["split"].split("x")[0]) for r in (lo, hi))
         fit = {}
         for name in (gpu, H200):
