@@ -87,6 +87,11 @@ TIME_PRIORS: dict[str, Prior] = {
     "gpu_eff": Prior(1.0, 0.15, why="GPU deviation from its sustained-rate and stream transfer"),
     "gpu_eff_unlisted": Prior(1.0, 0.35, why="as gpu_eff, GPU without a sustained matmul rate"),
 }
+# A GPU nobody measured whose architecture the anchor measured on another GPU: its gpu_eff
+# centred on that GPU's (geometric mean where several), with this spread. The same splits'
+# GEMMs ran 1-6 % slower on a lent H100 than on the H200 (run 19, bench/MODEL.md "Memory-bound
+# work on two Hopper GPUs").
+SIBLING_EFF_SD = 0.06
 MEM_PRIORS: dict[str, Prior] = {
     "act_scale": Prior(1.0, 0.25, why="scale of the analytic activation bytes per token"),
     "slack": Prior(0.25, 0.6, log=False, why="GiB the stack reserves beyond the model terms"),
@@ -528,13 +533,41 @@ def anchored_priors(reference: TimeFit) -> dict[str, Prior]:
     mostly their trade-off with its GPUs' own terms (``host_base`` against
     ``host_dev:H200-SXM``: only the product is measured), which an independent prior would
     add again to every prediction; the spread between GPUs and hosts is in the per-GPU
-    priors (``host_dev``, ``gpu_eff``) and the run-to-run noise."""
+    priors (``host_dev``, ``gpu_eff``) and the run-to-run noise. With them, the ``gpu_eff``
+    priors of GPUs that share an architecture with one ``reference`` measured
+    (:func:`sibling_priors`)."""
     mean, _, pri = reference.fit.distribution(TIME_GLOBALS)
-    return {
+    held = {
         name: Prior(p.value(float(x)), 1e-6, p.log,
                     why=f"held at the reference fit ({p.why})")
         for name, p, x in zip(TIME_GLOBALS, pri, mean, strict=True)
     }
+    # an anchored reference carries the sibling priors it was given (so another profile
+    # moves no GPU's prediction but its own); the core fit derives them
+    siblings = ({n: p for n, p in reference.fit.overrides.items() if n.startswith("gpu_eff:")}
+                if reference.fit.overrides else sibling_priors(reference.fit))
+    return {**held, **siblings}
+
+
+def sibling_priors(fit: _Fit) -> dict[str, Prior]:
+    """``gpu_eff`` priors for the table's GPUs that ``fit`` did not measure but whose
+    architecture it measured on another GPU (an H100 from the H200): centred on the measured
+    GPUs' fitted values, spread :data:`SIBLING_EFF_SD`."""
+    specs = gpu_table.gpu_specs()
+    idx = fit.index()
+    measured = {g: fit.result.x[idx[f"gpu_eff:{g}"]] for g in specs if f"gpu_eff:{g}" in idx}
+    out = {}
+    for name, spec in specs.items():
+        same = sorted(g for g in measured
+                      if spec.architecture and specs[g].architecture == spec.architecture)
+        if name in measured or not same:
+            continue
+        base = time_prior(f"gpu_eff:{name}")
+        centre = sum(measured[g] for g in same) / len(same)
+        out[f"gpu_eff:{name}"] = Prior(
+            base.value(centre), SIBLING_EFF_SD, base.log,
+            why=f"as {', '.join(same)} ({spec.architecture}), within one architecture's spread")
+    return out
 
 
 # --- memory --------------------------------------------------------------------------------

@@ -425,7 +425,8 @@ def _shipped_profiles() -> tuple[Profile, ...]:
 REFERENCE_FIT = "reference_fit.json"  # embedded; gacost.advisor.build_reference_fit writes it
 # The model's formulas, by name: change it with any formula of the model modules (a forgotten
 # change fails tests/test_model_v2.py, which compares the saved fit with a new one).
-MODEL_VERSION = "2026-12-06 H200 stream at gpu-stream's full-occupancy rate, fused split 4 B"
+MODEL_VERSION = ("2026-12-06 H200 stream at gpu-stream's full-occupancy rate, fused split 4 B, "
+                 "GEMM efficiency shared within an architecture")
 
 
 def model_constants(terms: TimeModelParams = DEFAULT_PARAMS) -> str:

@@ -6,7 +6,9 @@ Every layer reads GPU identity and facts from here: the name resolvers of
 
 - ``name``: the canonical name; ``aliases``: space-separated other spellings (compared
   upper-case without separators); ``family`` and ``form``: the product family (A100, H100,
-  ...) and its form factor (SXM, PCIe, NVL), used to tell variants apart;
+  ...) and its form factor (SXM, PCIe, NVL), used to tell variants apart; ``architecture``:
+  the chip generation (Turing, Ampere, Ada, Hopper, Blackwell, Volta, CDNA3), whose GPUs the
+  model lets share a measured GEMM efficiency;
 - ``memory_gib``, ``bandwidth_gbs``, dense ``fp16/bf16/fp32_tflops``, ``bf16_supported``,
   ``tdp_w``; ``interconnect`` (``nvlink`` or ``pcie``) between the GPUs of one instance;
   ``matmul_fraction``: the sustained share of the dense tensor rate a large matmul reaches,
@@ -52,6 +54,7 @@ def gpu_specs() -> dict[str, GpuSpec]:
                 aliases=tuple(row["aliases"].split()),
                 family=row["family"].strip(),
                 form=row["form"].strip(),
+                architecture=row["architecture"].strip(),
                 interconnect=row["interconnect"].strip() or "pcie",
                 matmul_fraction=_opt_float(row["matmul_fraction"]),
                 sustained_tflops=_opt_float(row["sustained_tflops"]),

@@ -28,6 +28,7 @@ class GpuSpec:
     aliases: tuple[str, ...] = ()
     family: str = ""
     form: str = ""
+    architecture: str = ""  # the chip generation (Hopper, Ampere, ...): shares GEMM efficiency
     interconnect: str = "pcie"
     matmul_fraction: float | None = None
     sustained_tflops: float | None = None  # a large dense fp16/bf16 matmul, sustained

@@ -227,6 +227,26 @@ def test_a_host_bound_prediction_says_the_host_decides_it() -> None:
     assert not any("host's CPU" in a for a in recommend(t4, t4_offers).advice)
 
 
+def test_a_gpu_nobody_measured_takes_its_architectures_gemm_efficiency() -> None:
+    """No shipped profile is an H100's; the H200's are (the same Hopper chip; run 19 ran the
+    same splits' GEMMs 1-6 % apart on the two): the H100's device term is centred on the
+    H200's fitted one with a narrow spread, not on the default an A100 (an architecture
+    nobody measured) keeps."""
+    import math
+
+    from gacost.advisor import model_fit
+
+    fit = predictor.reference_model().time
+    h200 = fit.params("H200-SXM").efficiency
+    h100 = fit.params("H100-SXM").efficiency
+    a100 = fit.params("A100-80GB-SXM").efficiency
+    assert abs(math.log(h100 / h200)) < model_fit.SIBLING_EFF_SD
+    assert h100 > 1.05 * a100
+    _, cov, _ = fit.fit.distribution(["gpu_eff:H100-SXM", "gpu_eff:A100-80GB-SXM"])
+    assert cov[0][0] == pytest.approx(model_fit.SIBLING_EFF_SD**2)
+    assert cov[1][1] > 4 * cov[0][0]
+
+
 def test_a_profile_moves_only_its_own_gpus_host() -> None:
     """A user's profile of another workload on the L4, its times x10 (issue 19's case: it
     moved the global host base 28 -> 60 us and an L40S prediction 0.53 -> 0.76 s): now the
