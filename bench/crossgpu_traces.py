@@ -20,9 +20,10 @@ import functools
 import json
 import math
 import statistics
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from gacost.advisor import predictor, time_model
 from gacost.base import gpu_table
@@ -34,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT / "bench" / "results" / "calibrate-vs-user"
 OUT = ROOT / "bench" / "results" / "crossgpu_traces.json"
 H200 = "H200-SXM"
+T = TypeVar("T")
 
 
 @functools.cache
@@ -114,14 +116,20 @@ def op_tables() -> dict[tuple[str, str, str, bool], dict[tuple[str, str], float]
     return tables
 
 
+def h200_twins(table: dict[tuple[str, str, str, Any], T]
+               ) -> Iterator[tuple[tuple[str, str, str, Any], T, T]]:
+    """(key, entry, the H200's entry under the same key) for each entry of ``table`` (keyed
+    by GPU first) on a GPU other than the H200 that the H200 has a twin of, in key order."""
+    for key, mine in sorted(table.items()):
+        twin = table.get((H200, *key[1:]))
+        if key[0] != H200 and twin is not None:
+            yield key, mine, twin
+
+
 def op_pairs() -> list[dict[str, Any]]:
     """Each split with op tables on the H200 and another GPU: class sums and the top ops."""
-    tables = op_tables()
     out = []
-    for (gpu, job, split, shaped), ops in sorted(tables.items()):
-        twin = tables.get((H200, job, split, shaped))
-        if gpu == H200 or twin is None:
-            continue
+    for (gpu, job, split, _), ops, twin in h200_twins(op_tables()):
         keys = sorted(set(ops) | set(twin), key=lambda k: -(ops.get(k, 0) + twin.get(k, 0)))
         classes: dict[str, list[float]] = {}
         for k in keys:
@@ -150,12 +158,8 @@ def print_op_pairs(pairs: list[dict[str, Any]]) -> None:
 def trace_pairs(model: predictor.FittedModel | None = None) -> list[dict[str, Any]]:
     """Each traced split on a GPU other than the H200 beside the H200's: class ms measured on
     both and the time model's (``model``, else the reference fit), and their ratios."""
-    runs = traced_runs()
     rows = []
-    for (gpu, job, split, build), run in sorted(runs.items()):
-        twin = runs.get((H200, job, split, build))
-        if gpu == H200 or twin is None:
-            continue
+    for (gpu, job, split, build), run, twin in h200_twins(traced_runs()):
         meas = {}
         for name, r in ((gpu, run), (H200, twin)):
             ms = r["trace"]["gpu_ms_per_microstep_by_class"]
