@@ -7,7 +7,8 @@
 # processes, and the calibration, the ninth session (2026-12-05); L and M: six more, each user
 # run after a 3-s host probe, idle probes at each call's start and end, the calibration and
 # `gacost probe --profile` on it, the fourteenth session (2026-12-06); N and O: six more,
-# the same way, the fifteenth session (2026-12-06). Every split is the user's
+# the same way, the fifteenth session (2026-12-06); P and Q: six more, the same way, the
+# nineteenth session (2026-12-06). Every split is the user's
 # plain TRL script in its own process (bench/user_script.py); results go to $OUT as they come.
 #   bash bench/heldout_h200.sh A    (on the device, after installing .wheels and the project)
 set -uo pipefail
@@ -18,6 +19,7 @@ V=bench/jobs/heldout5
 W=bench/jobs/heldout6
 X=bench/jobs/heldout7
 Y=bench/jobs/heldout8
+Z=bench/jobs/heldout9
 COMMON=(--user-only --warmup 3 --updates 10)
 # install: the wheels and the project into /tmp/site (a fresh machine each call)
 install() {
@@ -148,5 +150,24 @@ case "$1" in
        $Y/h43-llama3.2-3b-attn-r8-s1024-b8.yaml:2x4,8x1 \
        $Y/h46-mistral-7b-qlora-s1024-b8.yaml:2x4,8x1
      probe_idle O-end ;;
-  *) echo "usage: heldout_h200.sh A|B|C|D|E|F|G|H|I|J|K|L|M|N|O" >&2; exit 2 ;;
+  # the nineteenth session (2026-12-06): six more, predicted before they ran by the model with
+  # the H200's stream rate from gpu-stream and the GEMM efficiency shared within an
+  # architecture (bench/results/heldout-2026-12-06c/)
+  P) install P; probe_idle P-start
+     python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
+       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
+       --out "$OUT/heldout-P.json" \
+       $Z/h48-qwen3-4b-s2048-b4.yaml:1x4,4x1 \
+       $Z/h50-smollm2-1.7b-full-s512-b16.yaml:4x4,16x1 \
+       $Z/h52-qwen2.5-1.5b-d01-nogc-s1024-b16.yaml:4x4,16x1
+     probe_idle P-end ;;
+  Q) install Q; probe_idle Q-start
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
+       --out "$OUT/heldout-Q.json" \
+       $Z/h49-llama3.1-8b-qlora-s1024-b8.yaml:2x4,8x1 \
+       $Z/h51-phi3-mini-qlora-s1024-b8.yaml:2x4,8x1 \
+       $Z/h53-mistral-7b-attn-r32-s2048-b4.yaml:1x4,4x1
+     probe_idle Q-end ;;
+  *) echo "usage: heldout_h200.sh A|B|...|O|P|Q" >&2; exit 2 ;;
 esac
