@@ -372,6 +372,20 @@ case "$1" in
                $F/qwen3-0.6b-full-s512-b16 $F/qwen3-0.6b-lora-d0-s512-b16; do
       user run19-crossops.jsonl $job.yaml 16x1 --updates 3 --op-table 1
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops" >&2
+  # gpuside9 (2026-12-06, nineteenth session): held-out session 9's GPU-bound splits the model
+  # charged 7-12 % off on the lent H100, one more update under the profiler with ops grouped
+  # by input shape (as gpuside), then its host-bound miss (h48 1x4, +21 %) in two more
+  # processes: one process is one draw of the host
+  gpuside9)
+    Z=bench/jobs/heldout9
+    for spec in h50-smollm2-1.7b-full-s512-b16:16x1 h53-mistral-7b-attn-r32-s2048-b4:4x1 \
+                h52-qwen2.5-1.5b-d01-nogc-s1024-b16:16x1; do
+      user run20-gpuside.jsonl $Z/${spec%%:*}.yaml ${spec##*:} --updates 5 --op-table 1 \
+        --op-shapes
+    done
+    for _ in 1 2; do
+      user run20-repeats.jsonl $Z/h48-qwen3-4b-s2048-b4.yaml 1x4 --updates 10
+    done ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops|gpuside9" >&2
      exit 2 ;;
 esac
