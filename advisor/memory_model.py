@@ -29,11 +29,12 @@ what the PyTorch caching allocator reserves (``torch.cuda.max_memory_reserved``)
 * ``frag``: allocator fragmentation of the static part (2.5 %, from reserved - allocated on
   the H200 runs),
 * the optimizer step's own peak: ``static (1 + frag) + opt_tmp + slack`` when that is higher
-  (a full fine-tune at small ``m``): PyTorch's foreach AdamW (``torch.optim.adamw``,
-  ``_multi_tensor_adam``) takes ``sqrt(v)`` out of place, one buffer the size of the
+  (a full fine-tune at small ``m``) with PyTorch's foreach AdamW (``optim="adamw_torch"``,
+  ``_multi_tensor_adam``), which takes ``sqrt(v)`` out of place, one buffer the size of the
   trainable parameters in their dtype, while weights, gradients and both moments are held;
-  the held-out full fine-tunes' peaks barely move with ``m`` (Qwen2.5-0.5B 4.88 / 4.87 /
-  4.92 GiB at 2x8 / 4x4 / 16x1), which is this peak, not the micro-step's,
+  none with the fused AdamW, transformers' default from torch 2.8 on (``adamw_torch_fused``:
+  one in-place kernel; a full fine-tune's peak is then in the backward, as the allocator
+  history of one showed, bench/MODEL.md "What is live at the peak"),
 * fitted: ``alpha`` (activation scale, global) and ``slack`` (GiB, per software stack).
 
 The device also holds the CUDA context (:data:`CUDA_CONTEXT_GIB`), outside torch's counters.
@@ -85,7 +86,8 @@ class MemoryCosts:
 
     static_bytes: float
     optimizer_bytes: float
-    """Transient bytes of the optimizer step: ``sqrt(v)`` (:func:`trained_copy_bytes`)."""
+    """Transient bytes of the optimizer step: ``sqrt(v)`` (:func:`trained_copy_bytes`) with
+    the foreach AdamW, 0 with the fused one."""
     activation_bytes_per_token: float
     """Held through the backward: every layer's saved tensors, or with checkpointing each
     layer's input."""
@@ -223,8 +225,8 @@ def trainable_dtype_bytes(setup: TrainSetup) -> float:
 
 def trained_copy_bytes(arch: ModelArch, setup: TrainSetup) -> float:
     """Bytes of one copy of the trained parameters in their dtype: the parameters, their
-    gradient, each Adam moment, and the buffer AdamW's step allocates beside the state it
-    holds (``sqrt(v)`` out of place)."""
+    gradient, each Adam moment, and the buffer the foreach AdamW's step allocates beside the
+    state it holds (``sqrt(v)`` out of place)."""
     return float(trainable_params(arch, setup)) * trainable_dtype_bytes(setup)
 
 
@@ -262,7 +264,7 @@ def memory_costs(arch: ModelArch, setup: TrainSetup) -> MemoryCosts:
         loss = 10.0 * arch.vocab_size  # bf16 logits, fp32 copy, fp32 gradient
     return MemoryCosts(
         static_bytes=weight_bytes(arch, setup) + trainable_bytes(arch, setup),
-        optimizer_bytes=trained_copy_bytes(arch, setup),
+        optimizer_bytes=0.0 if setup.fused_adamw else trained_copy_bytes(arch, setup),
         activation_bytes_per_token=acts,
         loss_bytes_per_token=loss,
         sequence_length=setup.sequence_length,

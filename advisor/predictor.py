@@ -59,14 +59,26 @@ __all__ = [
 ]
 
 CHUNKED_LOSS_TRL = (1, 7)  # TRL from this version on defaults to a chunked NLL loss
+# transformers' default optimizer is the fused AdamW (``adamw_torch_fused``) from this torch
+# version on (TrainingArguments ``optim``: "adamw_torch" (for torch>=2.8 "adamw_torch_fused"))
+FUSED_ADAMW_TORCH = (2, 8)
+
+
+def _at_least(version: str, minimum: tuple[int, int]) -> bool:
+    """Whether ``version`` ("major.minor...") is ``minimum`` or later (unknown: yes)."""
+    match = re.match(r"\s*(\d+)\.(\d+)", version)
+    return match is None or (int(match.group(1)), int(match.group(2))) >= minimum
 
 
 def chunked_loss(software: dict[str, str]) -> bool:
     """Whether a profile's TRL computes the loss without full fp32 logits (unknown: yes)."""
-    match = re.match(r"\s*(\d+)\.(\d+)", software.get("trl", ""))
-    if match is None:
-        return True
-    return (int(match.group(1)), int(match.group(2))) >= CHUNKED_LOSS_TRL
+    return _at_least(software.get("trl", ""), CHUNKED_LOSS_TRL)
+
+
+def fused_adamw(software: dict[str, str]) -> bool:
+    """Whether a profile's trainer took the fused AdamW by default (its torch; unknown: yes,
+    as with today's stack)."""
+    return _at_least(software.get("torch", ""), FUSED_ADAMW_TORCH)
 
 
 def setup_for(workload: Workload, software: dict[str, str] | None = None) -> TrainSetup:
@@ -79,7 +91,7 @@ def setup_for(workload: Workload, software: dict[str, str] | None = None) -> Tra
         method=workload.method, lora_r=workload.lora_r, lora_targets=targets,
         sequence_length=workload.sequence_length, precision=workload.precision,
         gradient_checkpointing=workload.gradient_checkpointing,
-        chunked_loss=chunked_loss(software or {}),
+        chunked_loss=chunked_loss(software or {}), fused_adamw=fused_adamw(software or {}),
         liger=workload.liger, torch_compile=workload.torch_compile,
         prepare_for_kbit=workload.prepare_for_kbit, lora_dropout=workload.lora_dropout,
     )
@@ -426,7 +438,8 @@ REFERENCE_FIT = "reference_fit.json"  # embedded; gacost.advisor.build_reference
 # The model's formulas, by name: change it with any formula of the model modules (a forgotten
 # change fails tests/test_model_v2.py, which compares the saved fit with a new one).
 MODEL_VERSION = ("2026-12-06 H200 stream at gpu-stream's full-occupancy rate, fused split 4 B, "
-                 "GEMM efficiency shared within an architecture")
+                 "GEMM efficiency shared within an architecture, no sqrt(v) buffer with the "
+                 "fused AdamW")
 
 
 def model_constants(terms: TimeModelParams = DEFAULT_PARAMS) -> str:

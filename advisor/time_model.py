@@ -212,6 +212,9 @@ class TrainSetup:
 
     ``chunked_loss``: the loss never materialises full fp32 logits (TRL >= 1.7 default).
     ``lora_dropout``: PEFT's dropout probability on the adapters' input (0: an identity).
+    ``fused_adamw``: the optimizer is torch's fused AdamW (transformers' default ``optim``,
+    ``adamw_torch_fused``, from torch 2.8 on), which updates in place; else the foreach one
+    (``adamw_torch``), whose step allocates ``sqrt(v)`` out of place.
     """
 
     method: str
@@ -225,6 +228,7 @@ class TrainSetup:
     torch_compile: bool = False
     prepare_for_kbit: bool = False
     lora_dropout: float = 0.0
+    fused_adamw: bool = True
 
 
 @dataclass(frozen=True)

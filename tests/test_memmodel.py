@@ -128,10 +128,10 @@ def test_one_micro_step_makes_its_gradients_as_the_backward_frees_activations() 
         memory_model.peak_reserved_gib(costs, params, 16, 2))  # 0: not known, as k > 1
 
 
-def test_a_full_fine_tune_peaks_at_the_optimizer_step_at_small_micro_batches() -> None:
+def test_with_the_foreach_adamw_a_full_fine_tune_peaks_at_the_optimizer_step() -> None:
     # foreach AdamW takes sqrt(v) out of place: one bf16 buffer per trained parameter
     arch = _arch("Qwen/Qwen2.5-0.5B")
-    full = _setup(method="full")
+    full = dataclasses.replace(_setup(method="full"), fused_adamw=False)
     costs = memory_model.memory_costs(arch, full)
     assert costs.optimizer_bytes == 2 * arch.total_params
     params = MemParams(activation_scale=1.0, slack_gib=0.0)
@@ -140,10 +140,25 @@ def test_a_full_fine_tune_peaks_at_the_optimizer_step_at_small_micro_batches() -
     assert small == pytest.approx(step)  # one 512-token sequence holds less than the buffer
     assert large > step  # 64 sequences' activations hold more
     # a LoRA run's step buffer (fp32 adapters) is far below one sequence's activations
-    lora = memory_model.memory_costs(arch, _setup())
+    lora = memory_model.memory_costs(arch, dataclasses.replace(_setup(), fused_adamw=False))
     assert lora.optimizer_bytes == 4 * arch.lora_params(16, LINEAR_MODULES)
     assert memory_model.peak_reserved_gib(lora, params, 1) > (
         lora.static_bytes * (1 + memory_model.FRAGMENTATION) + lora.optimizer_bytes) / GIB
+
+
+def test_the_fused_adamw_steps_in_place() -> None:
+    """transformers' default optimizer from torch 2.8 on allocates no sqrt(v): a full
+    fine-tune's peak at a small micro-batch is its micro-step's, below the foreach step's."""
+    arch = _arch("Qwen/Qwen2.5-0.5B")
+    fused = memory_model.memory_costs(arch, _setup(method="full"))
+    foreach = memory_model.memory_costs(
+        arch, dataclasses.replace(_setup(method="full"), fused_adamw=False))
+    assert fused.optimizer_bytes == 0.0
+    assert dataclasses.replace(fused, optimizer_bytes=foreach.optimizer_bytes) == foreach
+    params = MemParams(activation_scale=1.0, slack_gib=0.0)
+    low, high = (memory_model.peak_reserved_gib(c, params, 1) for c in (fused, foreach))
+    assert low < high
+    assert low > fused.static_bytes * (1 + memory_model.FRAGMENTATION) / GIB
 
 
 def test_a_full_fine_tune_keeps_every_linear_input_and_normalised_input() -> None:

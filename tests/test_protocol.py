@@ -46,3 +46,17 @@ def test_the_2026_12_02_settings_are_those_of_the_sweep_and_the_published_protoc
     for name, value in OPTIMIZER_2026_12_02.items():
         assert str(getattr(got, name)).lower().endswith(str(value)), name
     assert got.learning_rate == 2e-4 and got.torch_compile  # type: ignore[attr-defined]
+
+
+def test_the_memory_model_knows_which_adamw_trls_defaults_take() -> None:
+    """The model's rule (the fused AdamW from torch 2.8 on, no sqrt(v) buffer) against the
+    installed stack's default ``optim``."""
+    import torch
+
+    from gacost.advisor import predictor
+
+    got = _config()
+    fused = str(got.optim).lower().endswith("adamw_torch_fused")  # type: ignore[attr-defined]
+    assert fused == predictor.fused_adamw({"torch": torch.__version__})
+    assert not predictor.fused_adamw({"torch": "2.7.1+cu126"})
+    assert predictor.fused_adamw({"torch": "2.8.0"}) and predictor.fused_adamw({})
