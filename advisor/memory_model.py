@@ -49,6 +49,7 @@ from gacost.advisor.time_model import (
     QLORA_BYTES_PER_PARAM,
     TrainSetup,
     lora_input_width_list,
+    trainable_dtype_bytes,
     trainable_params,
 )
 from gacost.base.records import GIB, ModelArch
@@ -210,17 +211,6 @@ def weight_bytes(arch: ModelArch, setup: TrainSetup) -> float:
     if setup.method == "full" and setup.precision == "fp16":
         return arch.total_params * 4.0  # fp16 AMP keeps fp32 master weights
     return arch.total_params * (4.0 if setup.precision == "fp32" else 2.0)
-
-
-def trainable_dtype_bytes(setup: TrainSetup) -> float:
-    """Bytes of one trained parameter, and of its gradient and each Adam moment (kept in
-    the parameter's dtype): LoRA's adapters are fp32; QLoRA's bf16, as TRL builds it
-    (``SFTTrainer`` casts a quantized model's trainable adapter weights to bf16,
-    trl/trainer/sft_trainer.py, after the QLoRA paper's section 3); a full fine-tune's are
-    its weights', fp32 in fp16 and fp32 training (master weights), else bf16."""
-    if setup.method == "full":
-        return 4.0 if setup.precision in ("fp16", "fp32") else 2.0
-    return 2.0 if setup.method == "qlora" else 4.0
 
 
 def trained_copy_bytes(arch: ModelArch, setup: TrainSetup) -> float:

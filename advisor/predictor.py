@@ -439,7 +439,7 @@ REFERENCE_FIT = "reference_fit.json"  # embedded; gacost.advisor.build_reference
 # change fails tests/test_model_v2.py, which compares the saved fit with a new one).
 MODEL_VERSION = ("2026-12-06 H200 stream at gpu-stream's full-occupancy rate, fused split 4 B, "
                  "GEMM efficiency shared within an architecture, no sqrt(v) buffer with the "
-                 "fused AdamW")
+                 "fused AdamW, AdamW's bytes in the trained dtype at the stream rate")
 
 
 def model_constants(terms: TimeModelParams = DEFAULT_PARAMS) -> str:

@@ -48,7 +48,11 @@ from gacost.base.records import GpuSpec, ModelArch
 LAUNCH_GRID = tuple(2**i for i in range(10))
 # --- counted facts of the data formats and the hardware: not terms a variant of the model
 # changes (the memory model shares QLORA_BYTES_PER_PARAM); the terms: TimeModelParams -------
-ADAM_BYTES_PER_PARAM = 28.0  # AdamW fp32: read param, grad, m, v; write param, m, v
+# AdamW per trained parameter: reads param, grad, m, v and writes param, m, v, each in the
+# trained dtype (trainable_dtype_bytes): 28 B for LoRA's fp32 adapters, 14 B for a bf16 full
+# fine-tune (run 20's op table: the fused AdamW of SmolLM2-1.7B's 1.71 B bf16 parameters took
+# 10.5 ms on an H100, 2.3 TB/s at 14 B; 28 B would be 4.6 TB/s, above its peak)
+ADAM_ACCESSES = 7.0
 QLORA_BYTES_PER_PARAM = 0.5 + 4.0 / 64 / 4  # NF4 + double-quantised absmax per 64-block
 DEQUANT_BYTES_PER_PARAM = 4.0  # bf16 tile written and read back per pass (QLoRA)
 # LoRA's adapter path, per wrapped linear module (PEFT's LoRA Linear.forward with fp32 adapter
@@ -249,6 +253,7 @@ class WorkCosts:
     launches: tuple[float, ...] = ()  # per micro-step at LAUNCH_GRID micro-batches
     # host launch-equivalents per micro-step beyond the kernels (LoRA dropout's Python cost)
     extra_host_launches: float = 0.0
+    trainable_dtype_bytes: float = 4.0  # of each trained parameter and its optimizer state
     terms: TimeModelParams = DEFAULT_PARAMS  # the fixed terms these costs were priced with
 
     def launches_at(self, m: int) -> float:
@@ -300,6 +305,17 @@ class MicroStep:
 def frozen_linear_params(arch: ModelArch) -> tuple[int, int]:
     """(decoder linear parameters, LM-head parameters): the weights multiplied per token."""
     return arch.num_hidden_layers * arch.layer_linear_params, arch.vocab_size * arch.hidden_size
+
+
+def trainable_dtype_bytes(setup: TrainSetup) -> float:
+    """Bytes of one trained parameter, and of its gradient and each Adam moment (kept in
+    the parameter's dtype): LoRA's adapters are fp32; QLoRA's bf16, as TRL builds it
+    (``SFTTrainer`` casts a quantized model's trainable adapter weights to bf16,
+    trl/trainer/sft_trainer.py, after the QLoRA paper's section 3); a full fine-tune's are
+    its weights', fp32 in fp16 and fp32 training (master weights), else bf16."""
+    if setup.method == "full":
+        return 4.0 if setup.precision in ("fp16", "fp32") else 2.0
+    return 2.0 if setup.method == "qlora" else 4.0
 
 
 def trainable_params(arch: ModelArch, setup: TrainSetup) -> int:
@@ -470,6 +486,7 @@ def work_costs(
         flops_per_token=flops_per_token(arch, setup),
         weight_bytes=weight_traffic_bytes(arch, setup),
         trainable_params=float(trainable_params(arch, setup)),
+        trainable_dtype_bytes=trainable_dtype_bytes(setup),
         host_launch_factor=host_factor(setup, terms),
         compute_precision="fp16" if setup.method == "qlora" else setup.precision,
         hidden=arch.hidden_size,
@@ -568,10 +585,12 @@ def host_share(costs: WorkCosts, rates: GpuRates, params: TimeParams, m: int) ->
 
 
 def optimizer_seconds(costs: WorkCosts, rates: GpuRates) -> float:
-    """Seconds of the optimizer step (host bookkeeping + state traffic); a prior, not fitted."""
+    """Seconds of the optimizer step (host bookkeeping + state traffic at the stream rate,
+    as every memory-bound kernel's); a prior, not fitted."""
+    stream = rates.stream_bandwidth or rates.bandwidth * costs.terms.stream_fraction
     return (
         costs.terms.opt_host_s_per_layer * costs.layers
-        + ADAM_BYTES_PER_PARAM * costs.trainable_params / rates.bandwidth
+        + ADAM_ACCESSES * costs.trainable_dtype_bytes * costs.trainable_params / stream
     )
 
 

@@ -43,7 +43,7 @@ def measurements(terms: TimeModelParams = DEFAULT_PARAMS) -> list[dict[str, Any]
             if r["status"] == "ok"]
     for folder in held.SETS:
         if folder.exists():
-            rows += [{"set": "user's runs (H200, unmeasured machine)", "host": r["host"],
+            rows += [{"set": "user's runs (H200 and H100, unmeasured machine)", "host": r["host"],
                       "method": r["method"], "covered": bool(r["covered"])}
                      for r in held.rows_of(folder, terms) if r["time"] == "predicted"]
     return rows

@@ -182,3 +182,24 @@ def test_a_layers_memory_bound_bytes_follow_its_tensor_widths() -> None:
     layer = sum(b for b, _ in time_model.layer_kernel_bytes(qwen))
     assert costs.act_bytes_per_token == pytest.approx(
         3 * qwen.num_hidden_layers * time_model.DEFAULT_PARAMS.act_bytes_scale * layer)
+
+
+def test_adamw_moves_seven_accesses_of_the_trained_dtype_at_the_stream_rate() -> None:
+    """Reads of param, grad, m and v and writes of param, m and v: 28 B per fp32 LoRA
+    adapter weight, 14 B per bf16 parameter of a full fine-tune, 28 B with fp16's fp32
+    master weights; at the stream rate, as every memory-bound kernel."""
+    arch = _arch("Qwen/Qwen3-1.7B")
+    rates = GpuRates(flops=100e12, bandwidth=2e12, stream_bandwidth=1e12)
+
+    def traffic(setup: TrainSetup) -> float:
+        costs = time_model.work_costs(arch, setup)
+        return (time_model.optimizer_seconds(costs, rates)
+                - TERMS.opt_host_s_per_layer * arch.num_hidden_layers)
+
+    lora, full = _setup(), _setup(method="full")
+    assert traffic(lora) == pytest.approx(
+        28 * time_model.trainable_params(arch, lora) / 1e12)
+    assert traffic(full) == pytest.approx(14 * arch.total_params / 1e12)
+    assert traffic(replace(full, precision="fp16")) == pytest.approx(2 * traffic(full))
+    qlora = replace(lora, method="qlora")
+    assert traffic(qlora) == pytest.approx(traffic(lora) / 2)  # TRL's bf16 adapters
