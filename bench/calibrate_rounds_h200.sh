@@ -360,7 +360,9 @@ case "$1" in
   # given, to pair op by op (bench/crossgpu_traces.py): which kinds of kernel take the DRAM
   # ratio between two GPUs and which take the same time on both; the element-wise rates first
   crossops)
-    rates
+    rates; bash "$0" crossops-tables ;;
+  # crossops-tables: crossops without the element-wise rates (a call with little device time)
+  crossops-tables)
     J=bench/jobs/phi3-mini-od-nogc-s1024-b8.yaml F=bench/jobs/fullft
     for spec in h06-phi3-mini-attn-nogc-s1024-b8:8x1 h03-llama3.2-3b-s2048-b4-d01:4x1; do
       user run19-crossops.jsonl $H/${spec%%:*}.yaml ${spec##*:} --updates 5 --op-table 1
@@ -386,6 +388,6 @@ case "$1" in
     for _ in 1 2; do
       user run20-repeats.jsonl $Z/h48-qwen3-4b-s2048-b4.yaml 1x4 --updates 10
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops|gpuside9" >&2
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops|crossops-tables|gpuside9" >&2
      exit 2 ;;
 esac
