@@ -60,7 +60,9 @@ __all__ = [
 
 CHUNKED_LOSS_TRL = (1, 7)  # TRL from this version on defaults to a chunked NLL loss
 # transformers' default optimizer is the fused AdamW (``adamw_torch_fused``) from this torch
-# version on (TrainingArguments ``optim``: "adamw_torch" (for torch>=2.8 "adamw_torch_fused"))
+# version on (TrainingArguments ``optim``: "adamw_torch" (for torch>=2.8 "adamw_torch_fused");
+# huggingface/transformers#37358, merged 2025-07: a transformers older than that keeps
+# "adamw_torch" with any torch, which this rule does not read)
 FUSED_ADAMW_TORCH = (2, 8)
 
 
