@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 
 from gacost.advisor import predictor
+from gacost.advisor.predictor import RatioSide
 from gacost.base import gpu_table
 from gacost.base.profile import Profile
 
@@ -26,9 +27,8 @@ OUT = Path(__file__).resolve().parent / "results" / "leave_one_gpu_out.json"
 HELD = ("L4", "T4")
 
 
-def predict(train: list[Profile], held: Profile) -> dict[str, float]:
-    """Seconds per update of ``held``'s splits from a model fitted to ``train``."""
-    model = predictor.fitted_model(train)
+def predict(model: predictor.FittedModel, held: Profile) -> dict[str, float]:
+    """Seconds per update of ``held``'s splits from ``model``."""
     arch = predictor.arch_for(held.workload.model)
     assert arch is not None
     setup = predictor.setup_for(held.workload, held.software)
@@ -41,12 +41,28 @@ def predict(train: list[Profile], held: Profile) -> dict[str, float]:
     return out
 
 
+def split_ratio(model: predictor.FittedModel, held: Profile, a: str, b: str) -> dict[str, float]:
+    """The model's time ratio of split ``a`` over split ``b`` (``"MxK"``) of ``held`` on its
+    GPU, with its 90 % band: a band that holds 1 is a tie, which ``recommend`` states on its
+    ``calibrate:`` line for the GPU it recommends (calibrating there picks the split)."""
+    arch = predictor.arch_for(held.workload.model)
+    assert arch is not None
+    setup = predictor.setup_for(held.workload, held.software)
+    spec = gpu_table.gpu_specs()[held.gpu]
+    (ma, ka), (mb, kb) = (tuple(int(v) for v in x.split("x")) for x in (a, b))
+    band = model.time_ratio(arch, setup, RatioSide(spec, ma, ka), RatioSide(spec, mb, kb))
+    assert band is not None
+    return {"ratio": band.value, "low": band.low, "high": band.high,
+            "tie": band.low <= 1.0 <= band.high}
+
+
 def main() -> None:
     profiles = predictor.reference_profiles()
-    rows, fastest, results = [], {}, {}
+    rows, fastest, results, ties = [], {}, {}, {}
     for gpu in HELD:
         held = next(p for p in profiles if p.gpu == gpu)
-        pred = predict([p for p in profiles if p.gpu != gpu], held)
+        model = predictor.fitted_model([p for p in profiles if p.gpu != gpu])
+        pred = predict(model, held)
         meas = {f"{s.micro_batch}x{s.grad_accum}": float(s.seconds_per_update or 0)
                 for s in held.splits}
         results[gpu] = {"predicted": pred, "published": meas}
@@ -55,6 +71,8 @@ def main() -> None:
                          "predicted_s": round(pred[split], 4),
                          "error": round(pred[split] / meas[split] - 1, 4)})
         fastest[gpu] = (min(pred, key=lambda k: pred[k]), min(meas, key=lambda k: meas[k]))
+        if fastest[gpu][0] != fastest[gpu][1]:  # the published fastest over the predicted one
+            ties[gpu] = split_ratio(model, held, fastest[gpu][1], fastest[gpu][0])
     ratio_pred = min(results["L4"]["predicted"].values()) / min(results["T4"]["predicted"].values())
     ratio_pub = min(results["L4"]["published"].values()) / min(results["T4"]["published"].values())
     print(f"{'GPU':4s} {'split':5s} {'published':>10s} {'predicted':>10s} {'error':>7s}")
@@ -63,9 +81,15 @@ def main() -> None:
               f"{r['error']:+7.1%}")
     for gpu, (p, m) in fastest.items():
         print(f"{gpu}: fastest split predicted {p}, published {m}")
+        if gpu in ties:
+            t = ties[gpu]
+            verdict = ("a tie (the band holds 1)" if t["tie"]
+                       else "not a tie: the wrong split")
+            print(f"  predicted {m} / {p}: {t['ratio']:.2f}x (90% band {t['low']:.2f}-"
+                  f"{t['high']:.2f}): {verdict}")
     print(f"T4 is cheaper than L4 only below {ratio_pred:.2f}x L4's hourly rate (predicted; "
           f"published rows: {ratio_pub:.2f}x)")
-    OUT.write_text(json.dumps({"rows": rows, "fastest": fastest,
+    OUT.write_text(json.dumps({"rows": rows, "fastest": fastest, "fastest_ties": ties,
                                "break_even_t4_vs_l4": {"predicted": ratio_pred,
                                                        "published": ratio_pub}}, indent=1) + "\n")
 
