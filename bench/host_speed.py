@@ -216,8 +216,11 @@ def transfers(machines: dict[str, dict[str, Any]]) -> dict[str, Any]:
 # MACHINE_RUNS: start name, profile (bench/calibrate_rounds_h200.sh e2e)
 CALIBRATED_STARTS = {"e2e": RESULTS / "calibrate-vs-user" / "run17" / "e2e-profile.json"}
 # machine starts of held-out user runs, each after a host probe (calibrate_vs_user.py
-# --probe-before): start name, folder (bench/heldout_h200.sh L and M, one H200 start)
-HELDOUT_STARTS = {"heldout7": RESULTS / "heldout-2026-12-06"}
+# --probe-before): start name, folder (bench/heldout_h200.sh L and M, one H200 start; N and
+# O, P and Q, one H100 start each)
+HELDOUT_STARTS = {"heldout7": RESULTS / "heldout-2026-12-06",
+                  "heldout8": RESULTS / "heldout-2026-12-06b",
+                  "heldout9": RESULTS / "heldout-2026-12-06c"}
 HOST_BOUND = 0.8  # a split's host share at its fitted scale, to tell the host's speed
 
 
