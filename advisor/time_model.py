@@ -443,6 +443,12 @@ def lora_input_widths(arch: ModelArch, setup: TrainSetup) -> int:
     return sum(lora_input_width_list(arch, setup))
 
 
+def stream_rate(rates: GpuRates, terms: TimeModelParams = DEFAULT_PARAMS) -> float:
+    """Bytes per second a memory-bound kernel streams at on ``rates``' GPU: the measured stream
+    rate, else ``terms.stream_fraction`` of the datasheet bandwidth."""
+    return rates.stream_bandwidth or rates.bandwidth * terms.stream_fraction
+
+
 def dram_share(
     rates: GpuRates, footprint: float, terms: TimeModelParams = DEFAULT_PARAMS
 ) -> float:
@@ -450,7 +456,7 @@ def dram_share(
     ``footprint`` bytes: the reads of what the kernel before wrote (``terms.l2_read_share``)
     come from L2 where the tensors fit (in proportion where they do not), at the L2 rate
     instead of DRAM's. 1 on a GPU without L2 facts."""
-    stream = rates.stream_bandwidth or rates.bandwidth * terms.stream_fraction
+    stream = stream_rate(rates, terms)
     if rates.l2_bytes <= 0 or rates.l2_bandwidth <= stream or footprint <= 0:
         return 1.0
     hit = min(1.0, rates.l2_bytes / footprint)
@@ -536,7 +542,7 @@ def activation_seconds(costs: WorkCosts, rates: GpuRates, tokens: int) -> float:
     """Seconds of the memory-bound kernels' bytes for ``tokens`` tokens (L2 residency by
     tensor shape where the costs carry shapes and the GPU its L2)."""
     terms = costs.terms
-    stream = rates.stream_bandwidth or rates.bandwidth * terms.stream_fraction
+    stream = stream_rate(rates, terms)
     if not costs.act_parts:
         return costs.act_bytes_per_token * tokens / stream
     return sum(b * tokens * dram_share(rates, f * tokens, terms)
@@ -587,10 +593,10 @@ def host_share(costs: WorkCosts, rates: GpuRates, params: TimeParams, m: int) ->
 def optimizer_seconds(costs: WorkCosts, rates: GpuRates) -> float:
     """Seconds of the optimizer step (host bookkeeping + state traffic at the stream rate,
     as every memory-bound kernel's); a prior, not fitted."""
-    stream = rates.stream_bandwidth or rates.bandwidth * costs.terms.stream_fraction
     return (
         costs.terms.opt_host_s_per_layer * costs.layers
-        + ADAM_ACCESSES * costs.trainable_dtype_bytes * costs.trainable_params / stream
+        + ADAM_ACCESSES * costs.trainable_dtype_bytes * costs.trainable_params
+        / stream_rate(rates, costs.terms)
     )
 
 

@@ -70,7 +70,7 @@ def l2_variant(factor: float, share: float, ceiling: float = 0.0) -> Iterator[No
 
     def dram_share(rates: time_model.GpuRates, footprint: float,
                    terms: time_model.TimeModelParams = params) -> float:
-        stream = rates.stream_bandwidth or rates.bandwidth * terms.stream_fraction
+        stream = time_model.stream_rate(rates, terms)
         if rates.l2_bytes <= 0 or rates.l2_bandwidth <= stream or footprint <= 0:
             return 1.0
         hit = min(1.0, rates.l2_bytes / (factor * footprint))
@@ -154,7 +154,8 @@ def scan_row(factor: float, share: float, ceiling: float = 0.0) -> dict[str, Any
         logo = {}
         for gpu in leave_one_gpu_out.HELD:
             row = next(p for p in profiles if p.gpu == gpu)
-            pred = leave_one_gpu_out.predict([p for p in profiles if p.gpu != gpu], row)
+            model = predictor.fitted_model([p for p in profiles if p.gpu != gpu])
+            pred = leave_one_gpu_out.predict(model, row)
             for s in row.splits:
                 split = f"{s.micro_batch}x{s.grad_accum}"
                 logo[f"{gpu} {split}"] = pred[split] / float(s.seconds_per_update or 1) - 1

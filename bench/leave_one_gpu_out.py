@@ -20,19 +20,26 @@ from pathlib import Path
 
 from gacost.advisor import predictor
 from gacost.advisor.predictor import RatioSide
+from gacost.advisor.time_model import TrainSetup
 from gacost.base import gpu_table
 from gacost.base.profile import Profile
+from gacost.base.records import GpuSpec, ModelArch
 
 OUT = Path(__file__).resolve().parent / "results" / "leave_one_gpu_out.json"
 HELD = ("L4", "T4")
 
 
-def predict(model: predictor.FittedModel, held: Profile) -> dict[str, float]:
-    """Seconds per update of ``held``'s splits from ``model``."""
+def held_setup(held: Profile) -> tuple[ModelArch, TrainSetup, GpuSpec]:
+    """The model, training setup and GPU of ``held``'s measurements."""
     arch = predictor.arch_for(held.workload.model)
     assert arch is not None
-    setup = predictor.setup_for(held.workload, held.software)
-    spec = gpu_table.gpu_specs()[held.gpu]
+    return (arch, predictor.setup_for(held.workload, held.software),
+            gpu_table.gpu_specs()[held.gpu])
+
+
+def predict(model: predictor.FittedModel, held: Profile) -> dict[str, float]:
+    """Seconds per update of ``held``'s splits from ``model``."""
+    arch, setup, spec = held_setup(held)
     out = {}
     for s in held.splits:
         band = model.seconds(arch, setup, spec, s.micro_batch, s.grad_accum)
@@ -45,10 +52,7 @@ def split_ratio(model: predictor.FittedModel, held: Profile, a: str, b: str) -> 
     """The model's time ratio of split ``a`` over split ``b`` (``"MxK"``) of ``held`` on its
     GPU, with its 90 % band: a band that holds 1 is a tie, which ``recommend`` states on its
     ``calibrate:`` line for the GPU it recommends (calibrating there picks the split)."""
-    arch = predictor.arch_for(held.workload.model)
-    assert arch is not None
-    setup = predictor.setup_for(held.workload, held.software)
-    spec = gpu_table.gpu_specs()[held.gpu]
+    arch, setup, spec = held_setup(held)
     (ma, ka), (mb, kb) = (tuple(int(v) for v in x.split("x")) for x in (a, b))
     band = model.time_ratio(arch, setup, RatioSide(spec, ma, ka), RatioSide(spec, mb, kb))
     assert band is not None
