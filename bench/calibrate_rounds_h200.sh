@@ -22,6 +22,15 @@ ROUNDS=(--rounds 2 --warmup 3 --updates 10)
 user() { python3 bench/user_script.py "$2" --micro-batch ${3%x*} --grad-accum ${3#*x} \
            --warmup 3 "${@:4}" 2>/dev/null | grep '^{"' >> "$OUT/$1"
          tail -c 300 "$OUT/$1"; echo; }
+# full_twin_ops FILE: op tables (device time) of two full fine-tunes and their LoRA twins at
+# 16x1, appended to $OUT/FILE (cases fullops, crossops-tables)
+full_twin_ops() {
+  local F=bench/jobs/fullft job
+  for job in $H/h07-qwen2.5-0.5b-full-s512-b16 $F/qwen2.5-0.5b-lora-d0-s512-b16 \
+             $F/qwen3-0.6b-full-s512-b16 $F/qwen3-0.6b-lora-d0-s512-b16; do
+    user "$1" $job.yaml 16x1 --updates 3 --op-table 1
+  done
+}
 # rates: bench/elementwise_rates.py on the attached GPU, into $OUT
 rates() { python3 bench/elementwise_rates.py --out "$OUT/elementwise-rates.json" \
             > "$OUT/elementwise-rates.txt"; }
@@ -121,12 +130,7 @@ case "$1" in
     done ;;
   # fullops: where fullft's extra memory-bound GPU time goes: an op table (device time) of
   # two full fine-tunes and their twins at 16x1.
-  fullops)
-    F=bench/jobs/fullft
-    for job in $H/h07-qwen2.5-0.5b-full-s512-b16 $F/qwen2.5-0.5b-lora-d0-s512-b16 \
-               $F/qwen3-0.6b-full-s512-b16 $F/qwen3-0.6b-lora-d0-s512-b16; do
-      user run7-fullops.jsonl $job.yaml 16x1 --updates 3 --op-table 1
-    done ;;
+  fullops) full_twin_ops run7-fullops.jsonl ;;
   # heldout2: four workloads nobody fitted, predicted before they ran (run7/predicted-before.json),
   # GPU-bound splits first.
   heldout2)
@@ -363,17 +367,14 @@ case "$1" in
     rates; bash "$0" crossops-tables ;;
   # crossops-tables: crossops without the element-wise rates (a call with little device time)
   crossops-tables)
-    J=bench/jobs/phi3-mini-od-nogc-s1024-b8.yaml F=bench/jobs/fullft
+    J=bench/jobs/phi3-mini-od-nogc-s1024-b8.yaml
     for spec in h06-phi3-mini-attn-nogc-s1024-b8:8x1 h03-llama3.2-3b-s2048-b4-d01:4x1; do
       user run19-crossops.jsonl $H/${spec%%:*}.yaml ${spec##*:} --updates 5 --op-table 1
     done
     for build in phi3 llama; do
       user run19-crossops.jsonl $J 8x1 --updates 3 --op-table 1 --model-type $build
     done
-    for job in $H/h07-qwen2.5-0.5b-full-s512-b16 $F/qwen2.5-0.5b-lora-d0-s512-b16 \
-               $F/qwen3-0.6b-full-s512-b16 $F/qwen3-0.6b-lora-d0-s512-b16; do
-      user run19-crossops.jsonl $job.yaml 16x1 --updates 3 --op-table 1
-    done ;;
+    full_twin_ops run19-crossops.jsonl ;;
   # gpuside9 (2026-12-06, nineteenth session): held-out session 9's GPU-bound splits the model
   # charged 7-12 % off on the lent H100, one more update under the profiler with ops grouped
   # by input shape (as gpuside), then its host-bound miss (h48 1x4, +21 %) in two more
