@@ -389,6 +389,25 @@ case "$1" in
     for _ in 1 2; do
       user run20-repeats.jsonl $Z/h48-qwen3-4b-s2048-b4.yaml 1x4 --updates 10
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops|crossops-tables|gpuside9" >&2
+  # fp16twins1|fp16twins2 (2026-12-06, twentieth session): fp16 against bf16, the model's
+  # "fp16 is taken as bf16" (GradScaler's kernels and syncs per update not counted): the
+  # published T4/L4 workload at its three splits and a host-bound SmolLM2-360M at 4x4, each
+  # pair back to back in its own processes, bf16 first in call 1 and fp16 first in call 2,
+  # then one traced update pair (1x4 in call 1, 4x1 in call 2); results in run21/fp16/
+  fp16twins1|fp16twins2)
+    F=bench/jobs/fp16
+    if [ "$1" = fp16twins1 ]; then order=(bf16 fp16); traced=1x4
+    else order=(fp16 bf16); traced=4x1; fi
+    for spec in qwen3-1.7b-lora-d0-@-s512-b4:1x4 qwen3-1.7b-lora-d0-@-s512-b4:2x2 \
+                qwen3-1.7b-lora-d0-@-s512-b4:4x1 smollm2-360m-lora-d0-@-s512-b16:4x4; do
+      job=${spec%%:*}
+      for p in "${order[@]}"; do
+        user fp16-twins.jsonl $F/${job/@/$p}.yaml ${spec##*:} --updates 10
+      done
+    done
+    for p in "${order[@]}"; do
+      user fp16-trace.jsonl $F/qwen3-1.7b-lora-d0-$p-s512-b4.yaml $traced --updates 5 --trace 2
+    done ;;
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops|crossops-tables|gpuside9|fp16twins1|fp16twins2" >&2
      exit 2 ;;
 esac
