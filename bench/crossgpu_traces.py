@@ -6,7 +6,7 @@ model build (runs 5-7; ``bash bench/calibrate_rounds_h200.sh crossgpu1`` and ``c
 ran them again), and sets the measured ratio of each class's GPU time per micro-step beside
 the time model's: the memory-bound class ("other" + copies) against the model's activation
 bytes plus its per-kernel floor, the GEMM class against its FLOPs at the GPU's rate. Then
-the op tables (``--op-table 1 --op-shapes``; run 18 on an H100, run 19 on an H200) of the
+the op tables (``--op-table 1 [--op-shapes]``; runs 18 and 21 on H100s, 6, 7 and 19 on H200s) of the
 same split on two GPUs, op by op: each ATen op at each input shape, its self device time on
 both, in three classes (GEMMs, attention, the rest: memory-bound). Prints the tables and
 writes ``crossgpu_traces.json`` in bench/results/.
@@ -138,9 +138,19 @@ def op_pairs() -> list[dict[str, Any]]:
             c[1] += twin.get(k, 0.0)
         top = [{"op": k[0], "shapes": k[1], "ms": ops.get(k, 0.0), "h200_ms": twin.get(k, 0.0)}
                for k in keys[:25]]
-        out.append({"gpu": gpu, "job": Path(job).stem, "split": split,
-                    "classes": {c: {"ms": v[0], "h200_ms": v[1]} for c, v in classes.items()},
-                    "top": top})
+        entry = {"gpu": gpu, "job": Path(job).stem, "split": split,
+                 "classes": {c: {"ms": v[0], "h200_ms": v[1]} for c, v in classes.items()},
+                 "top": top}
+        m, accum = (int(v) for v in split.split()[0].split("x"))
+        if accum == 1:  # one micro-step per update: the model's memory-bound ms beside the
+            # table's, the optimizer's ops (in optimizer_seconds) taken out of the table's
+            run, build = {"job": job, "micro_batch": m}, split.split()[1]
+            entry["memory_without_optimizer"] = {
+                name: {"ms": sum(v for (op, _), v in t.items() if op_class(op) == "memory"
+                                 and "adam" not in op),
+                       "model_ms": model_classes(run, build, name)["other_ms"]}
+                for name, t in ((gpu, ops), (H200, twin))}
+        out.append(entry)
     return out
 
 
@@ -149,6 +159,11 @@ def print_op_pairs(pairs: list[dict[str, Any]]) -> None:
         cls = "  ".join(f"{c} {v['ms']:.0f}/{v['h200_ms']:.0f} ms"
                         for c, v in sorted(p["classes"].items()))
         print(f"\n{p['gpu']} vs H200, {p['job']} {p['split']}: {cls}")
+        if "memory_without_optimizer" in p:
+            print("  memory-bound without the optimizer, measured / model: " + "  ".join(
+                f"{name} {v['ms']:.0f} / {v['model_ms']:.0f} ms "
+                f"({v['model_ms'] / v['ms'] - 1:+.0%})"
+                for name, v in p["memory_without_optimizer"].items()))
         for t in p["top"]:
             ratio = t["ms"] / t["h200_ms"] if t["h200_ms"] else math.nan
             print(f"  {t['op'][:28]:28s} {t['shapes'][:60]:60s} {t['ms']:7.1f} "

@@ -221,6 +221,11 @@ CALIBRATED_STARTS = {"e2e": RESULTS / "calibrate-vs-user" / "run17" / "e2e-profi
 HELDOUT_STARTS = {"heldout7": RESULTS / "heldout-2026-12-06",
                   "heldout8": RESULTS / "heldout-2026-12-06b",
                   "heldout9": RESULTS / "heldout-2026-12-06c"}
+# machine starts of user runs with idle probes between and after them (`gacost probe`, 10 s,
+# nothing else running): start name, (folder of the runs' JSON lines, folder of the probes'
+# outputs); each run takes the geometric mean of the start's idle probes (run 21, the fp16
+# twins: bench/calibrate_rounds_h200.sh fp16twins1|fp16twins2, one H100 start)
+IDLE_PROBED_STARTS = {"run21": (RUNS / "run21" / "fp16", RUNS / "run21")}
 HOST_BOUND = 0.8  # a split's host share at its fitted scale, to tell the host's speed
 
 
@@ -228,7 +233,7 @@ def probed_starts(machines: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
     """Every machine start with probes and host-bound runs: MACHINE_RUNS (JOB's splits, the
     probe beside the training), CALIBRATED_STARTS (JOB's splits, the probe calibrate recorded
     before them) and HELDOUT_STARTS (each held-out run with the probe just before it). Each
-    run: (job, split, seconds, probe ms)."""
+    run: (job, split, seconds, probe ms); IDLE_PROBED_STARTS (the start's idle probes)."""
     from gacost.base.profile import TIMED, read_profile
 
     starts = {run: {"gpu": _gpu(m["gpu"]),
@@ -256,6 +261,13 @@ def probed_starts(machines: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
                 for u in w["user"] if u.get("median_s") and u.get("probe_before_ms")]
         if runs:
             starts[name] = {"gpu": _gpu(runs[0][4]), "runs": [r[:4] for r in runs]}
+    for name, (folder, probes) in IDLE_PROBED_STARTS.items():
+        idle = [float(p.read_text().split()[2]) for p in sorted(probes.glob("probe-*.txt"))]
+        user = [json.loads(line) for path in sorted(folder.glob("*-twins-*.jsonl"))
+                for line in path.read_text().splitlines() if line.strip()]
+        if idle and user:
+            starts[name] = {"gpu": _gpu(user[0]["gpu"]), "runs": [
+                (ROOT / u["job"], u["split"], u["median_s"], _geo(idle)) for u in user]}
     return starts
 
 
