@@ -86,7 +86,7 @@ def end_of_run_gaps() -> dict[str, Any]:
             name = Path(run["job"]).name
             if name in JOBS:
                 gaps.setdefault(name, []).append(run["train_seconds"] - sum(run["update_times"]))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, values in sorted(gaps.items()):
         method, nbytes = job_bytes(name)
         rows.append({"job": name, "method": method, "gb": nbytes / 1e9, "runs": len(values),

@@ -29,7 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fuzz_cases import (  # noqa: E402
+from fuzz_cases import (  # type: ignore[import-not-found]  # noqa: E402
     EXAMPLE_JOB,
     TARGETS,
     Result,

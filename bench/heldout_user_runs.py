@@ -367,7 +367,7 @@ def term_scan(name: str, values: Sequence[float]) -> None:
         raise SystemExit(f"--scan: no time-model term {name!r}; one of "
                          + ", ".join(TimeModelParams.__dataclass_fields__))
     for value in values:
-        terms = replace(DEFAULT_PARAMS, **{name: value})
+        terms = replace(DEFAULT_PARAMS, **{name: value})  # type: ignore[arg-type]
         held = [r for folder in SETS if folder.exists() for r in rows_of(folder, terms)
                 if r["time"] == "predicted"]
         session = [r for r in held if r["set"] in SESSIONS and not r["repeat"]]

@@ -132,7 +132,7 @@ def run19_errors(model: predictor.FittedModel) -> dict[str, Any]:
     measured, on the H100 and on the H200 twin, and the H100/H200 ratio (geometric means)."""
     pairs = crossgpu_traces.trace_pairs(model)
     def err(r: dict[str, Any], gpu: str) -> float:
-        return r["model"][gpu]["other_ms"] / r["measured"][gpu]["other_ms"] - 1
+        return float(r["model"][gpu]["other_ms"] / r["measured"][gpu]["other_ms"] - 1)
     return {"h100": [err(r, "H100-SXM") for r in pairs],
             "h200": [err(r, crossgpu_traces.H200) for r in pairs],
             "ratio_model": math.exp(statistics.fmean(

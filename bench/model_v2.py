@@ -213,6 +213,7 @@ def fit_gpu_terms(rows: list[TraceRow]) -> dict[str, float]:
     coef, *_ = np.linalg.lstsq(a * w[:, None], y * w, rcond=None)
     coef = np.append(coef, 0.0)
     peak = gpu_table.gpu_specs()[H200].sustained_tflops
+    assert peak is not None
 
     def sse(w0: float) -> tuple[float, float]:
         shape = np.array([r.tokens * r.hidden for r in rows])

@@ -47,7 +47,8 @@ def saved_bytes(name: str, layers: int, method: str) -> int:
     config = AutoConfig.for_model(**{k: v for k, v in cfg.items() if k != "architectures"})
     config.num_hidden_layers = layers  # attention as transformers picks it (Gemma-2: eager)
     torch.manual_seed(0)
-    model: Any = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+    model: Any = AutoModelForCausalLM.from_config(  # type: ignore[no-untyped-call]
+        config, dtype=torch.bfloat16)
     if method == "lora":
         model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, lora_dropout=0.0,
                                                  target_modules="all-linear"))
