@@ -292,10 +292,14 @@ def host_facts() -> dict[str, Any]:
     return facts
 
 
-def model_config(name: str, model_type: str | None = None) -> AutoConfig:
-    """The model's architecture config from the project's model table; ``model_type``
-    builds the same dimensions as another architecture (``--model-type``)."""
-    raw = json.loads((MODELS / (name.replace("/", "--") + ".json")).read_text())
+def model_config(name: str, model_type: str | None = None, folder: Path = Path(".")
+                 ) -> AutoConfig:
+    """The model's architecture config from the project's model table, or a ``config.json``
+    the job names (a path ending in ``.json``, relative to the job's ``folder``);
+    ``model_type`` builds the same dimensions as another architecture (``--model-type``)."""
+    path = (folder / name if name.endswith(".json")
+            else MODELS / (name.replace("/", "--") + ".json"))
+    raw = json.loads(path.read_text())
     cfg = {k: v for k, v in raw.items() if not k.startswith("_") and v is not None}
     own_type = cfg.pop("model_type")
     for key in ("torch_dtype", "dtype"):
@@ -354,7 +358,7 @@ def main() -> None:
     seq = int(job["sequence_length"])
     checkpointing = bool(job.get("gradient_checkpointing", True))
     method = job.get("method", "lora")
-    config = model_config(job["model"], a.model_type)
+    config = model_config(job["model"], a.model_type, Path(a.job).parent)
     torch.manual_seed(42)
     weights = tempfile.TemporaryDirectory()
     if method == "qlora":
