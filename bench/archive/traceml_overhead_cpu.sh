@@ -38,7 +38,7 @@ run() {
   else PYTHONPATH=$SITE python "$ROOT/bench/archive/traceml_attach.py" \
          "$ROOT/bench/user_script.py" "${ARGS[@]}"
   fi 2>/dev/null | grep '^{"' | python -c "import json, sys; r = json.loads(sys.stdin.read()); \
-r['variant'] = '$1'; r['round'] = $2; print(json.dumps(r))" >> "$OUT"
+r['job'] = 'tiny.yaml'; r['variant'] = '$1'; r['round'] = $2; print(json.dumps(r))" >> "$OUT"
   tail -n 1 "$OUT" | python -c "import json, sys; r = json.loads(sys.stdin.read()); \
 print(r['round'], r['variant'], round(r['median_s'], 4))"
 }
