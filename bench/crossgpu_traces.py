@@ -6,10 +6,11 @@ model build (runs 5-7; ``bash bench/calibrate_rounds_h200.sh crossgpu1`` and ``c
 ran them again), and sets the measured ratio of each class's GPU time per micro-step beside
 the time model's: the memory-bound class ("other" + copies) against the model's activation
 bytes plus its per-kernel floor, the GEMM class against its FLOPs at the GPU's rate. Then
-the op tables (``--op-table 1 [--op-shapes]``; runs 18 and 21 on H100s, 6, 7 and 19 on H200s) of the
-same split on two GPUs, op by op: each ATen op at each input shape, its self device time on
-both, in three classes (GEMMs, attention, the rest: memory-bound). Prints the tables and
-writes ``crossgpu_traces.json`` in bench/results/.
+the op tables (``--op-table 1 [--op-shapes]``; runs 18 and 21 on H100s, 6, 7 and 19 on
+H200s) of the same split on two GPUs, op by op: each ATen op at each input shape, its self
+device time on both, in three classes (GEMMs, attention, the rest: memory-bound), and at
+k = 1 the memory-bound ms beside the model's. Prints the tables and writes
+``crossgpu_traces.json`` in bench/results/.
 
     python bench/crossgpu_traces.py
 """

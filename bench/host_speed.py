@@ -232,8 +232,8 @@ HOST_BOUND = 0.8  # a split's host share at its fitted scale, to tell the host's
 def probed_starts(machines: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Every machine start with probes and host-bound runs: MACHINE_RUNS (JOB's splits, the
     probe beside the training), CALIBRATED_STARTS (JOB's splits, the probe calibrate recorded
-    before them) and HELDOUT_STARTS (each held-out run with the probe just before it). Each
-    run: (job, split, seconds, probe ms); IDLE_PROBED_STARTS (the start's idle probes)."""
+    before them), HELDOUT_STARTS (each held-out run with the probe just before it) and
+    IDLE_PROBED_STARTS (the start's idle probes). Each run: (job, split, seconds, probe ms)."""
     from gacost.base.profile import TIMED, read_profile
 
     starts = {run: {"gpu": _gpu(m["gpu"]),
