@@ -4,8 +4,9 @@ For every workload of the H200 sweep (``bench/results/h200-sweep/w*.json``) and 
 splits: launches per micro-step (kernels + memcpy/memset) measured by torch.profiler vs
 predicted by :func:`gacost.advisor.kernel_counts.kernel_counts`, with the GPU anchor
 (operators -> kernels, shape extras) fitted **without that workload** (leave one workload
-out), and the per-update launches. Prints a table and writes
-``bench/results/kernel_counts.json``.
+out), and the per-update launches. Then the shipped count against every traced run of the
+user's script (:func:`user_trace_rows`), none of them in the sweep. Prints the tables and
+writes ``bench/results/kernel_counts.json``.
 
 Also derives, from the committed counts, the constants the module carries (the CPU
 structure table, the anchor fitted on all workloads, the QLoRA / Liger differences, the
@@ -286,6 +287,60 @@ def summary(loo: list[dict[str, Any]]) -> dict[str, Any]:
                            "worst_abs_error_pct": round(max(upd), 2)}}
 
 
+USER_TRACES = ROOT / "bench" / "results" / "calibrate-vs-user"
+
+
+def user_trace_rows() -> list[dict[str, Any]]:
+    """The shipped count (:func:`gacost.advisor.kernel_counts.kernel_counts`, the anchor
+    fitted on the whole sweep) against every traced user run (``bench/user_script.py
+    --trace``: runs 5-7, 9, 18-21 on the H200 and lent H100s), none of them in the sweep the
+    anchor was fitted to: launches (kernels + copies) per micro-step, the update's own
+    launches spread over its k micro-steps."""
+    from dataclasses import replace
+
+    from gacost.advisor import predictor
+    from gacost.base.gpu_names import canonical_gpu
+    from gacost.base.job import load_job
+
+    out = []
+    for path in sorted([*USER_TRACES.glob("run*/*.jsonl"), *USER_TRACES.glob("run*/*/*.jsonl")]):
+        for line in path.read_text().splitlines():
+            run = json.loads(line) if line.strip() else {}
+            trace = run.get("trace")
+            if not trace:
+                continue
+            job = load_job(ROOT / run["job"])
+            arch = predictor.arch_for(job.model)
+            assert arch is not None, run["job"]
+            if run.get("model_type", arch.model_type) != arch.model_type:  # --model-type
+                arch = replace(arch, model_type=run["model_type"])
+            setup = predictor.setup_for(job.workload(arch.name))
+            m, k = run["micro_batch"], run["grad_accum"]
+            counts = kc.kernel_counts(arch, setup, m, grad_accum=k, liger=setup.liger,
+                                      torch_compile=setup.torch_compile,
+                                      prepare_for_kbit=setup.prepare_for_kbit)
+            measured = trace["kernels_per_microstep"] + trace["copies_per_microstep"]
+            predicted = counts.per_microstep + counts.per_update / k
+            out.append({"file": str(path.relative_to(USER_TRACES)),
+                        "gpu": canonical_gpu(run.get("gpu") or ""), "job": Path(run["job"]).stem,
+                        "build": arch.model_type, "split": f"{m}x{k}", "method": setup.method,
+                        "measured_per_microstep": measured,
+                        "predicted_per_microstep": round(predicted, 1),
+                        "error_pct": round(100 * (predicted / measured - 1), 2)})
+    return out
+
+
+def user_trace_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Median and range of the errors, by k = 1 or k > 1 and by GPU."""
+    groups: dict[str, list[float]] = {}
+    for r in rows:
+        k_group = "k=1" if r["split"].endswith("x1") else "k>1"
+        for key in (k_group, str(r["gpu"]), "all"):
+            groups.setdefault(key, []).append(r["error_pct"])
+    return {key: {"rows": len(v), "median_error_pct": round(statistics.median(v), 2),
+                  "range_pct": [min(v), max(v)]} for key, v in sorted(groups.items())}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default=str(ROOT / "bench" / "results" / "kernel_counts.json"))
@@ -309,6 +364,17 @@ def main(argv: list[str] | None = None) -> int:
           f"a={full.extra_a:.5f} b={full.extra_b:.5f}; rest of update "
           f"{full.update_other_base:.3f} + {full.update_other_per_tensor:.5f} x tensors")
     print(f"pair terms: {pair_terms(rows)}")
+    traced = user_trace_rows()
+    traced_summary = user_trace_summary(traced)
+    print("\nThe shipped count against every traced user run (out of the sweep): launches per "
+          "micro-step")
+    for r in traced:
+        print(f"  {str(r['gpu']):9s} {r['job'][:40]:40s} {r['build']:7s} {r['split']:5s} "
+              f"{r['measured_per_microstep']:7.0f} {r['predicted_per_microstep']:7.0f} "
+              f"{r['error_pct']:+6.1f}%")
+    for key, v in traced_summary.items():
+        print(f"  {key}: {v['rows']} runs, median {v['median_error_pct']:+.1f}%, "
+              f"{v['range_pct'][0]:+.1f} to {v['range_pct'][1]:+.1f}%")
     doc = {
         "schema": "gacost-kernel-counts-validation", "version": 1,
         "source": "bench/results/h200-sweep (H200, torch 2.11+cu130, transformers 5.17, "
@@ -319,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         "pair_terms": pair_terms(rows),
         "summary": summ,
         "rows": loo,
+        "user_traces": {"summary": traced_summary, "rows": traced},
     }
     tmp = a.out + ".tmp"
     Path(tmp).write_text(json.dumps(doc, indent=1) + "\n")
