@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 
@@ -33,7 +34,7 @@ def run(cmd: list[str], timeout: float) -> tuple[float, subprocess.CompletedProc
     return time.perf_counter() - started, done
 
 
-def host_probe(seconds: float) -> dict[str, object]:
+def host_probe(seconds: float) -> dict[str, Any]:
     """The host probe a user runs before training (``gacost probe``), in this process."""
     if seconds <= 0:
         return {}
@@ -45,7 +46,7 @@ def host_probe(seconds: float) -> dict[str, object]:
 
 
 def user_split(job: str, split: str, warmup: int, updates: int,
-               probe_seconds: float = 0.0) -> dict[str, object]:
+               probe_seconds: float = 0.0) -> dict[str, Any]:
     m, k = split.split("x")
     probed = host_probe(probe_seconds)
     wall, done = run([sys.executable, str(BENCH / "user_script.py"), job, "--micro-batch", m,
@@ -57,7 +58,7 @@ def user_split(job: str, split: str, warmup: int, updates: int,
     return {**json.loads(lines[-1]), "wall_s": wall, **probed}
 
 
-def calibrate(job: str, splits: str, folder: Path, extra: list[str]) -> dict[str, object]:
+def calibrate(job: str, splits: str, folder: Path, extra: list[str]) -> dict[str, Any]:
     out = folder / (Path(job).stem + ".json")
     wall, done = run([sys.executable, "-m", "gacost", "calibrate", "--job", job, "--splits",
                       splits, "--out", str(out), "--quiet", "--force", *extra], timeout=600)
@@ -66,16 +67,16 @@ def calibrate(job: str, splits: str, folder: Path, extra: list[str]) -> dict[str
     return {"profile": json.loads(out.read_text()), "wall_s": wall, "summary": done.stdout}
 
 
-def compare(user: list[dict[str, object]], cals: list[dict[str, object]]
-            ) -> list[dict[str, object]]:
+def compare(user: list[dict[str, Any]], cals: list[dict[str, Any]]
+            ) -> list[dict[str, Any]]:
     """Each calibration's split against the median of the user runs of that split (over the
     rounds: runs alternate, so drift in the host falls on both sides)."""
     rows = []
     for cal in cals:
         splits = {f"{s['micro_batch']}x{s['grad_accum']}": s
-                  for s in cal.get("profile", {}).get("splits", [])}  # type: ignore[union-attr]
+                  for s in cal.get("profile", {}).get("splits", [])}
         for split, s in splits.items():
-            runs = [float(u["median_s"]) for u in user  # type: ignore[arg-type]
+            runs = [float(u["median_s"]) for u in user
                     if u.get("split") == split and u.get("median_s")]
             theirs = statistics.median(runs) if runs else None
             mine = s.get("seconds_per_update")
@@ -88,23 +89,24 @@ def compare(user: list[dict[str, object]], cals: list[dict[str, object]]
     return rows
 
 
-def summary(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per variant and split: the median over rounds of calibrate's readings against the
     median over rounds of the user's runs (the bias, with host drift averaged on both sides),
     and the spread of each side across processes."""
     out = []
     for key in sorted({(str(r["variant"]), str(r["split"])) for r in rows}):
-        mine = [float(r["calibrate_s"]) for r in rows  # type: ignore[arg-type]
+        mine = [float(r["calibrate_s"]) for r in rows
                 if (r["variant"], r["split"]) == key and r["calibrate_s"]]
-        theirs = next((r["user_runs_s"] for r in rows if (r["variant"], r["split"]) == key), [])
+        theirs: list[float] = next(
+            (r["user_runs_s"] for r in rows if (r["variant"], r["split"]) == key), [])
         if not mine or not theirs:
             continue
-        cal, user = statistics.median(mine), statistics.median(theirs)  # type: ignore[arg-type]
+        cal, user = statistics.median(mine), statistics.median(theirs)
         out.append({"variant": key[0], "split": key[1], "calibrate_median_s": cal,
                     "user_median_s": user, "bias": cal / user - 1,
                     "calibrate_runs_s": mine, "user_runs_s": theirs,
                     "statuses": [r["status"] for r in rows if (r["variant"], r["split"]) == key],
-                    "user_spread": max(theirs) / min(theirs) - 1,  # type: ignore[type-var]
+                    "user_spread": max(theirs) / min(theirs) - 1,
                     "calibrate_spread": max(mine) / min(mine) - 1})
     return out
 
@@ -129,15 +131,15 @@ def main() -> None:
                         "the run's row)")
     a = p.parse_args()
     variants = [] if a.user_only else ["", *a.variant]
-    report: dict[str, object] = {"workloads": []}
+    report: dict[str, Any] = {"workloads": []}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         for spec in a.workloads:
             job, splits = spec.split(":")
-            user: list[dict[str, object]] = []
-            cals: list[dict[str, object]] = []
-            entry: dict[str, object] = {"job": job, "user": user, "calibrate": cals}
-            report["workloads"].append(entry)  # type: ignore[union-attr]
+            user: list[dict[str, Any]] = []
+            cals: list[dict[str, Any]] = []
+            entry: dict[str, Any] = {"job": job, "user": user, "calibrate": cals}
+            report["workloads"].append(entry)
             for round_ in range(a.rounds):
                 for s in splits.split(","):
                     user.append({**user_split(job, s, a.warmup, a.updates, a.probe_before),
@@ -152,7 +154,7 @@ def main() -> None:
             rows = compare(user, cals)
             entry["rows"] = rows
             entry["summary"] = summary(rows)
-            for r in entry["summary"]:  # type: ignore[union-attr]
+            for r in entry["summary"]:
                 print(f"{Path(job).stem:34s} {r['variant']:10s} {r['split']:>5s} median of "
                       f"{len(r['calibrate_runs_s'])} calibrations {r['calibrate_median_s']:.3f} s "
                       f"vs {len(r['user_runs_s'])} user runs {r['user_median_s']:.3f} s: "

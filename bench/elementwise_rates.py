@@ -49,8 +49,9 @@ def seconds(op: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, repeats
         if flush is not None:
             flush.fill_(1.0)
         else:
-            torch.cuda._sleep(SPIN_CYCLES)  # the GPU busy while the host launches op
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda._sleep(SPIN_CYCLES)  # type: ignore[no-untyped-call]  # GPU busy meanwhile
+        start = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+        end = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
         start.record()
         op(x)
         end.record()
