@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,7 +63,7 @@ TINY = {
 }
 
 
-def tiny_config(path: Path, layers: int) -> dict:
+def tiny_config(path: Path, layers: int) -> dict[str, Any]:
     raw = json.loads(path.read_text())
     cfg = {k: v for k, v in raw.items() if not k.startswith("_") and v is not None}
     cfg.update(TINY)
@@ -75,20 +76,20 @@ def tiny_config(path: Path, layers: int) -> dict:
     return cfg
 
 
-def count_ops(prof, n_micro: int) -> dict:
+def count_ops(prof: Any, n_micro: int) -> dict[str, Any]:
     """Leaf-operator counts per micro-step within the ``kc_microstep`` ranges."""
     evs = list(prof.events())
     ranges = [(e.time_range.start, e.time_range.end) for e in evs if e.name == "kc_microstep"]
     if len(ranges) != n_micro:
         raise RuntimeError(f"expected {n_micro} micro-steps, profiled {len(ranges)}")
 
-    def inside(e) -> bool:
+    def inside(e: Any) -> bool:
         s = e.time_range.start
         return any(a <= s <= b for a, b in ranges)
 
     memo: dict[int, bool] = {}
 
-    def launches(e) -> bool:
+    def launches(e: Any) -> bool:
         """Whether ``e`` or an aten operator below it would launch GPU work."""
         key = id(e)
         if key not in memo:
@@ -96,7 +97,7 @@ def count_ops(prof, n_micro: int) -> dict:
             memo[key] = any(below) or e.name not in NO_LAUNCH
         return memo[key]
 
-    leaves: collections.Counter = collections.Counter()
+    leaves: collections.Counter[str] = collections.Counter()
     items = 0
     for e in evs:
         if not e.name.startswith("aten::") or not inside(e):
@@ -123,7 +124,7 @@ def count_ops(prof, n_micro: int) -> dict:
 
 def run_one(model_cfg: Path, layers: int, targets: str, gc: bool, m: int, k: int, seq: int,
             rank: int, attn: str = "sdpa", precision: str = "bf16",
-            dropout: float = 0.0) -> dict:
+            dropout: float = 0.0) -> dict[str, Any]:
     import torch
     from peft import LoraConfig
     from torch.profiler import ProfilerActivity, profile, record_function
@@ -146,14 +147,14 @@ def run_one(model_cfg: Path, layers: int, targets: str, gc: bool, m: int, k: int
     note = ""
     dtype = torch.bfloat16 if precision == "bf16" else torch.float32
     try:
-        model = AutoModelForCausalLM.from_config(config, dtype=dtype,
-                                                 attn_implementation=attn)
+        model = AutoModelForCausalLM.from_config(  # type: ignore[no-untyped-call]
+            config, dtype=dtype, attn_implementation=attn)
     except ValueError:
         if attn != "sdpa" or getattr(config, "attn_logit_softcapping", None) is None:
             raise
         config.attn_logit_softcapping = None
-        model = AutoModelForCausalLM.from_config(config, dtype=dtype,
-                                                 attn_implementation="eager")
+        model = AutoModelForCausalLM.from_config(  # type: ignore[no-untyped-call]
+            config, dtype=dtype, attn_implementation="eager")
         model.config._attn_implementation = "sdpa"
         note = "sdpa without attention soft-capping (built eager, switched)"
     tok = builder.placeholder_tokenizer()
@@ -162,11 +163,12 @@ def run_one(model_cfg: Path, layers: int, targets: str, gc: bool, m: int, k: int
     steps = warm + n_prof
     data = builder.synthetic_dataset(m * k * steps, seq, config.vocab_size, seed=0)
 
-    class Prof(TrainerCallback):  # type: ignore[misc]
+    class Prof(TrainerCallback):
         def __init__(self) -> None:
-            self.prof = None
+            self.prof: Any = None
 
-        def on_step_end(self, args, state, control, **kw):  # noqa: ARG002
+        def on_step_end(self, args: Any, state: Any, control: Any,  # noqa: ARG002
+                        **kw: Any) -> None:
             if state.global_step == warm:
                 self.prof = profile(activities=[ProfilerActivity.CPU])
                 self.prof.__enter__()
@@ -191,7 +193,7 @@ def run_one(model_cfg: Path, layers: int, targets: str, gc: bool, m: int, k: int
                              callbacks=[cb])
         orig = trainer.training_step
 
-        def training_step(*a, **kw):
+        def training_step(*a: Any, **kw: Any) -> Any:
             with record_function("kc_microstep"):
                 return orig(*a, **kw)
 

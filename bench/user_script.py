@@ -50,7 +50,7 @@ def sync() -> None:
         torch.cuda.synchronize()
 
 
-class Timer(TrainerCallback):  # type: ignore[misc]
+class Timer(TrainerCallback):
     """Seconds per optimizer update, on_step_end to on_step_end, synchronised.
 
     Also where each update's host time goes, read at the Trainer's own callbacks with no
@@ -99,7 +99,7 @@ class Timer(TrainerCallback):  # type: ignore[misc]
         self.last = now
 
 
-class OpTable(TrainerCallback):  # type: ignore[misc]
+class OpTable(TrainerCallback):
     """``--op-table N``: N more updates under torch.profiler after the timed ones; the 40 ops
     and CUDA runtime calls that take the most host time and the 40 that take the most device
     time (self CPU and self device microseconds per update, calls per update), to see where
@@ -142,7 +142,7 @@ class OpTable(TrainerCallback):  # type: ignore[misc]
             control.should_training_stop = True
 
 
-class Traced(TrainerCallback):  # type: ignore[misc]
+class Traced(TrainerCallback):
     """``--trace N``: N more updates under torch.profiler after the timed ones, analysed by
     gacost's own trace (``gacost.calibration.trace``; the project installed beside TRL)."""
 
@@ -170,7 +170,7 @@ _OWNERS = ("transformers/", "peft/", "trl/", "accelerate/", "bitsandbytes/", "to
            "torch/utils/checkpoint", "torch/nn/functional", "torch/autograd/")
 
 
-class PeakCensus(TrainerCallback):  # type: ignore[misc]
+class PeakCensus(TrainerCallback):
     """``--memory-peak``: one more update after the timed ones with the caching allocator's
     history recorded (``torch.cuda.memory._record_memory_history``, Python stacks), then what
     was live at that update's highest allocated point: the bytes held from before the update
@@ -293,7 +293,7 @@ def host_facts() -> dict[str, Any]:
 
 
 def model_config(name: str, model_type: str | None = None, folder: Path = Path(".")
-                 ) -> AutoConfig:
+                 ) -> Any:
     """The model's architecture config from the project's model table, or a ``config.json``
     the job names (a path ending in ``.json``, relative to the job's ``folder``);
     ``model_type`` builds the same dimensions as another architecture (``--model-type``)."""
@@ -309,7 +309,7 @@ def model_config(name: str, model_type: str | None = None, folder: Path = Path("
     return config
 
 
-def quantized(config: AutoConfig, folder: str, dtype: torch.dtype) -> AutoModelForCausalLM:
+def quantized(config: Any, folder: str, dtype: torch.dtype) -> Any:
     """QLoRA's base as a user loads it: random weights saved, then read back in NF4 with
     double quantisation and ``dtype`` compute, as ``from_pretrained`` does for a Hub
     checkpoint. The full-precision copy is built and freed here, so the caching allocator
@@ -318,13 +318,15 @@ def quantized(config: AutoConfig, folder: str, dtype: torch.dtype) -> AutoModelF
     from transformers import BitsAndBytesConfig
 
     with torch.device("cuda" if CUDA else "cpu"):
-        full = AutoModelForCausalLM.from_config(config, dtype=dtype)
+        full = AutoModelForCausalLM.from_config(  # type: ignore[no-untyped-call]
+            config, dtype=dtype)
     full.save_pretrained(folder, safe_serialization=True)
     del full
     if CUDA:
         torch.cuda.empty_cache()
-    bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
-                             bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=dtype)
+    bnb = BitsAndBytesConfig(  # type: ignore[no-untyped-call]
+        load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
+        bnb_4bit_compute_dtype=dtype)
     return AutoModelForCausalLM.from_pretrained(folder, quantization_config=bnb, dtype=dtype,
                                                 device_map={"": 0})
 
@@ -361,13 +363,15 @@ def main() -> None:
     config = model_config(job["model"], a.model_type, Path(a.job).parent)
     torch.manual_seed(42)
     weights = tempfile.TemporaryDirectory()
+    model: Any
     if method == "qlora":
         model = quantized(config, weights.name, DTYPES[precision])
     else:
         with torch.device("cuda" if CUDA else "cpu"):
-            model = AutoModelForCausalLM.from_config(config, dtype=DTYPES[precision])
+            model = AutoModelForCausalLM.from_config(  # type: ignore[no-untyped-call]
+                config, dtype=DTYPES[precision])
         if job.get("qlora", {}).get("prepare_for_kbit", False):
-            model = prepare_model_for_kbit_training(
+            model = prepare_model_for_kbit_training(  # type: ignore[no-untyped-call]
                 model, use_gradient_checkpointing=checkpointing)
     tok = builder.placeholder_tokenizer()
     builder.align_special_tokens(model, tok)
