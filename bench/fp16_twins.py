@@ -19,12 +19,17 @@ from __future__ import annotations
 import json
 import math
 import statistics
+import sys
 from pathlib import Path
 from typing import Any
 
-from gacost.advisor.estimate import HostProbe, estimate_job
+from gacost.advisor.estimate import HostProbe
 from gacost.base.gpu_names import canonical_gpu
 from gacost.base.job import load_job
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from heldout_user_runs import predictions as split_estimates  # noqa: E402
+from host_speed import probe_output_ms  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "bench" / "results" / "calibrate-vs-user" / "run21"
@@ -73,8 +78,7 @@ def traced() -> list[dict[str, Any]]:
 
 def idle_probe_ms() -> float:
     """The start's idle probes (``gacost probe``, 10 s), geometric mean."""
-    ms = [float(p.read_text().split()[2]) for p in sorted(RUN.glob("probe-*.txt"))]
-    return math.exp(statistics.fmean(math.log(v) for v in ms))
+    return statistics.geometric_mean(probe_output_ms(p) for p in sorted(RUN.glob("probe-*.txt")))
 
 
 def predictions(pairs: list[dict[str, Any]], probe_ms: float) -> list[dict[str, Any]]:
@@ -90,12 +94,11 @@ def predictions(pairs: list[dict[str, Any]], probe_ms: float) -> list[dict[str, 
             m, k = (int(v) for v in split.split("x"))
             runs = [p[f"{precision}_s"] for p in pairs
                     if p["jobs"][precision] == job_path and p["split"] == split]
-            measured = math.exp(statistics.fmean(math.log(v) for v in runs))
+            measured = statistics.geometric_mean(runs)
             row: dict[str, Any] = {"job": Path(job_path).stem, "split": split, "gpu": gpu,
                                    "runs_s": runs, "measured_s": measured}
             for name, probe in (("model", None), ("with_probe", HostProbe(probe_ms, gpu))):
-                (e,) = [e for e in estimate_job(job, [], [], host_probe=probe).estimates
-                        if (e.micro_batch, e.grad_accum) == (m, k)]
+                e = split_estimates(job, [], probe=probe)[m, k]
                 seconds = e.seconds_per_update or 0.0
                 row[name] = {"seconds": seconds, "error": seconds / measured - 1.0,
                              "band": [e.seconds_low, e.seconds_high],

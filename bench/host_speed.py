@@ -249,7 +249,7 @@ def probed_starts(machines: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
                 # run 17 predates calibrate's probe after the splits: `gacost probe
                 # --profile`, run right after it, is that probe; the mean of the two, as
                 # calibrate records it now
-                ms = float(after.read_text().split()[2])
+                ms = probe_output_ms(after)
                 probe_ms = prof.with_host_probes(probe_ms, ms).host_probe_ms
             starts[name] = {"gpu": prof.gpu, "runs": [
                 (JOB, str(x.split), x.seconds_per_update, probe_ms)
@@ -262,7 +262,7 @@ def probed_starts(machines: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
         if runs:
             starts[name] = {"gpu": _gpu(runs[0][4]), "runs": [r[:4] for r in runs]}
     for name, (folder, probes) in IDLE_PROBED_STARTS.items():
-        idle = [float(p.read_text().split()[2]) for p in sorted(probes.glob("probe-*.txt"))]
+        idle = [probe_output_ms(p) for p in sorted(probes.glob("probe-*.txt"))]
         user = [json.loads(line) for path in sorted(folder.glob("*-twins-*.jsonl"))
                 for line in path.read_text().splitlines() if line.strip()]
         if idle and user:
@@ -306,6 +306,11 @@ def _gpu(device_name: str) -> str:
     name = canonical_gpu(device_name)
     assert name is not None, device_name
     return name
+
+
+def probe_output_ms(path: Path) -> float:
+    """The ms per task of a saved ``gacost probe`` output ("host probe: 38.4 ms per task ...")."""
+    return float(path.read_text().split()[2])
 
 
 def _geo(values: list[float]) -> float:

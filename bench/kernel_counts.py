@@ -296,11 +296,10 @@ def user_trace_rows() -> list[dict[str, Any]]:
     --trace``: runs 5-7, 9, 18-21 on the H200 and lent H100s), none of them in the sweep the
     anchor was fitted to: launches (kernels + copies) per micro-step, the update's own
     launches spread over its k micro-steps."""
-    from dataclasses import replace
-
-    from gacost.advisor import predictor
     from gacost.base.gpu_names import canonical_gpu
-    from gacost.base.job import load_job
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from crossgpu_traces import job_arch
 
     out = []
     for path in sorted([*USER_TRACES.glob("run*/*.jsonl"), *USER_TRACES.glob("run*/*/*.jsonl")]):
@@ -309,12 +308,7 @@ def user_trace_rows() -> list[dict[str, Any]]:
             trace = run.get("trace")
             if not trace:
                 continue
-            job = load_job(ROOT / run["job"])
-            arch = predictor.arch_for(job.model)
-            assert arch is not None, run["job"]
-            if run.get("model_type", arch.model_type) != arch.model_type:  # --model-type
-                arch = replace(arch, model_type=run["model_type"])
-            setup = predictor.setup_for(job.workload(arch.name))
+            arch, setup = job_arch(run["job"], run.get("model_type") or "")  # --model-type
             m, k = run["micro_batch"], run["grad_accum"]
             counts = kc.kernel_counts(arch, setup, m, grad_accum=k, liger=setup.liger,
                                       torch_compile=setup.torch_compile,
