@@ -31,6 +31,7 @@ from gacost.base import gpu_table
 from gacost.base.gpu_names import canonical_gpu
 from gacost.base.job import load_job
 from gacost.base.records import ModelArch
+from gacost.base.split import Split
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT / "bench" / "results" / "calibrate-vs-user"
@@ -142,7 +143,7 @@ def op_pairs() -> list[dict[str, Any]]:
         entry = {"gpu": gpu, "job": Path(job).stem, "split": split,
                  "classes": {c: {"ms": v[0], "h200_ms": v[1]} for c, v in classes.items()},
                  "top": top}
-        m, accum = (int(v) for v in split.split()[0].split("x"))
+        m, accum = Split.parse(split.split()[0])
         if accum == 1:  # one micro-step per update: the model's memory-bound ms beside the
             # table's, the optimizer's ops (in optimizer_seconds) taken out of the table's
             run, build = {"job": job, "micro_batch": m}, split.split()[1]

@@ -26,6 +26,7 @@ from typing import Any
 from gacost.advisor.estimate import HostProbe
 from gacost.base.gpu_names import canonical_gpu
 from gacost.base.job import load_job
+from gacost.base.split import Split
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from heldout_user_runs import predictions as split_estimates  # noqa: E402
@@ -91,7 +92,7 @@ def predictions(pairs: list[dict[str, Any]], probe_ms: float) -> list[dict[str, 
         jobs = dict.fromkeys((p["jobs"][precision], p["split"]) for p in pairs)
         for job_path, split in jobs:
             job = load_job(ROOT / job_path).model_copy(update={"gpus": [gpu]})
-            m, k = (int(v) for v in split.split("x"))
+            m, k = Split.parse(split)
             runs = [p[f"{precision}_s"] for p in pairs
                     if p["jobs"][precision] == job_path and p["split"] == split]
             measured = statistics.geometric_mean(runs)

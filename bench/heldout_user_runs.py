@@ -43,6 +43,7 @@ from gacost.base import gpu_table
 from gacost.base.gpu_names import canonical_gpu
 from gacost.base.job import Job, load_job
 from gacost.base.profile import Profile, read_profile
+from gacost.base.split import Split
 
 ROOT = Path(__file__).resolve().parent.parent
 SETS = (ROOT / "bench" / "results" / "calibrate-vs-user",
@@ -136,7 +137,7 @@ def predict_before(out: Path, specs: Sequence[str], gpu: str = GPU) -> None:
         job = load_job(Path(path)).model_copy(update={"gpus": [gpu]})
         alone = predictions(job, [])
         for split in splits.split(","):
-            m, k = (int(v) for v in split.split("x"))
+            m, k = Split.parse(split)
             e = alone[(m, k)]
             rows[f"{Path(path).stem}:{split}"] = {
                 "predicted_s": round(e.seconds_per_update or 0.0, 4),

@@ -24,6 +24,7 @@ from gacost.advisor.time_model import TrainSetup
 from gacost.base import gpu_table
 from gacost.base.profile import Profile
 from gacost.base.records import GpuSpec, ModelArch
+from gacost.base.split import Split
 
 OUT = Path(__file__).resolve().parent / "results" / "leave_one_gpu_out.json"
 HELD = ("L4", "T4")
@@ -53,7 +54,7 @@ def split_ratio(model: predictor.FittedModel, held: Profile, a: str, b: str) -> 
     GPU, with its 90 % band: a band that holds 1 is a tie, which ``recommend`` states on its
     ``calibrate:`` line for the GPU it recommends (calibrating there picks the split)."""
     arch, setup, spec = held_setup(held)
-    (ma, ka), (mb, kb) = (tuple(int(v) for v in x.split("x")) for x in (a, b))
+    (ma, ka), (mb, kb) = Split.parse(a), Split.parse(b)
     band = model.time_ratio(arch, setup, RatioSide(spec, ma, ka), RatioSide(spec, mb, kb))
     assert band is not None
     return {"ratio": band.value, "low": band.low, "high": band.high,
