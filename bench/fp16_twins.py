@@ -16,6 +16,7 @@ Prints the tables and writes ``bench/results/fp16_twins.json``.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import statistics
@@ -41,8 +42,10 @@ def lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+@functools.cache
 def precision_of(job: str) -> str:
-    return "fp16" if "-fp16-" in Path(job).name else "bf16"
+    """The precision the job file names (the twins differ in nothing else)."""
+    return load_job(ROOT / job).precision
 
 
 def twin_pairs() -> list[dict[str, Any]]:
