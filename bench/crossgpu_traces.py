@@ -205,9 +205,9 @@ def marginal_ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for (gpu, job, build), pair in sorted(by_job.items()):
         if len(pair) < 2:
             continue
-        ordered = sorted(pair, key=lambda r: int(r["split"].split("x")[0]))
+        ordered = sorted(pair, key=lambda r: Split.parse(r["split"]).micro_batch)
         lo, hi = ordered[0], ordered[-1]
-        m_lo, m_hi = (int(r["split"].split("x")[0]) for r in (lo, hi))
+        m_lo, m_hi = (Split.parse(r["split"]).micro_batch for r in (lo, hi))
         fit = {}
         for name in (gpu, H200):
             a, b = lo["measured"][name]["other_ms"], hi["measured"][name]["other_ms"]

@@ -41,7 +41,6 @@ from gacost.advisor import build_sweep_profiles, predictor, time_model
 from gacost.advisor.kernel_counts import kernel_counts
 from gacost.base import gpu_table, models
 from gacost.base.gpu_names import canonical_gpu
-from gacost.base.job import load_job
 from gacost.base.profile import Profile, read_profile
 from gacost.base.records import ModelArch
 
@@ -160,6 +159,9 @@ def _row(workload: str, arch: ModelArch, setup: time_model.TrainSetup, m: int,
 def user_trace_rows(held_out: bool = False) -> list[TraceRow]:
     """The traced user runs of workloads not held out (``USER_TRACES``); ``held_out``: those
     of the held-out workloads instead (to test the fit on)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from crossgpu_traces import job_arch
+
     rows = []
     for path in sorted(USER_TRACES.glob("run*/*.jsonl")):
         for line in path.read_text().splitlines():
@@ -168,12 +170,7 @@ def user_trace_rows(held_out: bool = False) -> list[TraceRow]:
             if (not trace or name.startswith(HELD_OUT) != held_out
                     or canonical_gpu(run.get("gpu") or "") != H200):  # run 19: the H100's
                 continue
-            job = load_job(ROOT / run["job"])
-            arch = predictor.arch_for(job.model)
-            assert arch is not None
-            if run.get("model_type", arch.model_type) != arch.model_type:  # --model-type
-                arch = replace(arch, model_type=run["model_type"])
-            setup = predictor.setup_for(job.workload(arch.name))
+            arch, setup = job_arch(run["job"], run.get("model_type", ""))  # --model-type
             ms = trace["gpu_ms_per_microstep_by_class"]
             rows.append(_row(f"{name} {arch.model_type}", arch, setup, run["micro_batch"],
                              trace["kernels_per_microstep"] + trace["copies_per_microstep"],
