@@ -46,6 +46,9 @@ import tempfile
 import threading
 import time
 import traceback
+from collections.abc import Callable
+from types import FrameType
+from typing import Any, cast
 
 PROCESS_START = time.perf_counter()
 
@@ -78,7 +81,7 @@ def qtile(xs: list[float], q: float) -> float | None:
 
 
 # --------------------------------------------------------------------------------------------
-def parse_args(argv=None):
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -139,11 +142,11 @@ class NvmlSampler:
     def __init__(self, index: int = 0, period: float = 0.05):
         self.period = period
         self.samples: list[tuple[float, int, int, int]] = []
-        self.err = None
+        self.err: str | None = None
         self._stop = threading.Event()
-        self._thread = None
+        self._thread: threading.Thread | None = None
         try:
-            import pynvml
+            import pynvml  # type: ignore[import-untyped]
 
             pynvml.nvmlInit()
             self.nv = pynvml
@@ -152,7 +155,7 @@ class NvmlSampler:
             self.nv = None
             self.err = repr(e)
 
-    def _run(self):
+    def _run(self) -> None:
         nv = self.nv
         while not self._stop.is_set():
             try:
@@ -164,7 +167,7 @@ class NvmlSampler:
                 return
             time.sleep(self.period)
 
-    def start(self):
+    def start(self) -> None:
         self.samples = []
         if self.nv is None:
             return
@@ -172,7 +175,7 @@ class NvmlSampler:
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
-    def stop(self) -> dict:
+    def stop(self) -> dict[str, Any]:
         if self._thread is not None:
             self._stop.set()
             self._thread.join(timeout=2)
@@ -195,12 +198,12 @@ class NvmlSampler:
 
 
 # --------------------------------------------------------------------------------------------
-def environment(dev: str) -> dict:
+def environment(dev: str) -> dict[str, Any]:
     import importlib.metadata as md
 
     import torch
 
-    env = {
+    env: dict[str, Any] = {
         "python": platform.python_version(),
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
@@ -240,9 +243,9 @@ def environment(dev: str) -> dict:
 
 
 # --------------------------------------------------------------------------------------------
-def analyse_profile(prof, n_updates: int, k: int, top: int = 15) -> dict:
+def analyse_profile(prof: Any, n_updates: int, k: int, top: int = 15) -> dict[str, Any]:
     """Kernel-level facts from one torch.profiler session (see module docstring)."""
-    from torch.autograd import DeviceType
+    from torch.autograd import DeviceType  # type: ignore[attr-defined]
 
     t0 = time.perf_counter()
     evs = prof.profiler.kineto_results.events()
@@ -255,7 +258,7 @@ def analyse_profile(prof, n_updates: int, k: int, top: int = 15) -> dict:
     op_t: dict[int, int] = {}  # CPU op id -> start
     gemm_ops: list[tuple[int, float, str]] = []
     gpu: list[tuple[str, int, int, int, int]] = []  # name, start, end, corr, linked
-    act = collections.Counter()
+    act: collections.Counter[str] = collections.Counter()
     n_cpu_ops = 0
     for e in evs:
         dt = e.device_type()
@@ -302,7 +305,7 @@ def analyse_profile(prof, n_updates: int, k: int, top: int = 15) -> dict:
     opt = Windows(ranges["gs_optimizer"])
     upd = Windows(ranges["gs_update"])
     n_micro = len(ranges["gs_microstep"])
-    res: dict = {
+    res: dict[str, Any] = {
         "profiled_updates": n_updates,
         "profiled_microsteps": n_micro,
         "expected_microsteps": n_updates * k,
@@ -311,7 +314,7 @@ def analyse_profile(prof, n_updates: int, k: int, top: int = 15) -> dict:
         "gpu_events": len(gpu),
     }
     # attribute each GPU event to the phase in which it was launched
-    phase_of = []
+    phase_of: list[str] = []
     unattributed = 0
     late_launch = 0
     for _name, s, _e, corr, linked in gpu:
@@ -335,12 +338,12 @@ def analyse_profile(prof, n_updates: int, k: int, top: int = 15) -> dict:
     res["unattributed_launch_time"] = unattributed
     res["launch_after_kernel_start"] = late_launch  # sanity: should be 0
 
-    per = {
+    per: dict[str, collections.Counter[str]] = {
         ph: collections.Counter() for ph in ("microstep", "optimizer", "update_other", "outside")
     }
-    time_cls = {ph: collections.Counter() for ph in per}
-    time_sub = collections.Counter()
-    by_name: dict[str, list] = {}
+    time_cls: dict[str, collections.Counter[str]] = {ph: collections.Counter() for ph in per}
+    time_sub: collections.Counter[str] = collections.Counter()
+    by_name: dict[str, list[Any]] = {}
     for (name, s, e_, _c, _l), ph in zip(gpu, phase_of, strict=True):
         cls = classify(name)
         d = e_ - s
@@ -353,7 +356,7 @@ def analyse_profile(prof, n_updates: int, k: int, top: int = 15) -> dict:
             r[0] += 1
             r[1] += d
 
-    def kernels(c: collections.Counter) -> int:
+    def kernels(c: collections.Counter[str]) -> int:
         return sum(v for kk, v in c.items() if kk != "memcpy")
 
     nm = max(n_micro, 1)
@@ -422,7 +425,7 @@ def analyse_profile(prof, n_updates: int, k: int, top: int = 15) -> dict:
 
 
 # --------------------------------------------------------------------------------------------
-def main(a) -> dict:
+def main(a: argparse.Namespace) -> dict[str, Any]:
     import torch
 
     dev = a.device
@@ -430,7 +433,7 @@ def main(a) -> dict:
         raise SystemExit("no CUDA device; use --device cpu")
     CUDA = dev == "cuda"
 
-    def sync():
+    def sync() -> None:
         if CUDA:
             torch.cuda.synchronize()
 
@@ -443,7 +446,7 @@ def main(a) -> dict:
 
     import_s = time.perf_counter() - t_imp
 
-    out: dict = {
+    out: dict[str, Any] = {
         "schema": "gacost-h200-sweep",
         "version": 1,
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -493,7 +496,7 @@ def main(a) -> dict:
         "status": "running",
     }
 
-    def write():
+    def write() -> None:
         out["timings_s"]["process"] = round(time.perf_counter() - PROCESS_START, 2)
         if a.out:
             tmp = a.out + ".tmp"
@@ -521,7 +524,9 @@ def main(a) -> dict:
     t_b = time.perf_counter()
     if a.method == "lora":
         with torch.device(dev):
-            model = AutoModelForCausalLM.from_config(config, dtype=dtype)
+            model = AutoModelForCausalLM.from_config(  # type: ignore[no-untyped-call]
+                config, dtype=dtype
+            )
         out["timings_s"]["model_build"] = round(time.perf_counter() - t_b, 2)
     else:
         from transformers import BitsAndBytesConfig
@@ -533,7 +538,9 @@ def main(a) -> dict:
             out["checkpoint_reused"] = True
         else:
             with torch.device(dev):
-                m0 = AutoModelForCausalLM.from_config(config, dtype=dtype)
+                m0 = AutoModelForCausalLM.from_config(  # type: ignore[no-untyped-call]
+                    config, dtype=dtype
+                )
             out["timings_s"]["random_model_build"] = round(time.perf_counter() - t_b, 2)
             t_s = time.perf_counter()
             m0.save_pretrained(ckdir, safe_serialization=True)
@@ -545,7 +552,7 @@ def main(a) -> dict:
             out["timings_s"]["checkpoint_save"] = round(time.perf_counter() - t_s, 2)
             out["checkpoint_reused"] = False
         t_l = time.perf_counter()
-        bnb = BitsAndBytesConfig(
+        bnb = BitsAndBytesConfig(  # type: ignore[no-untyped-call]
             load_in_4bit=True,
             bnb_4bit_quant_type="nf4",
             bnb_4bit_use_double_quant=True,
@@ -560,7 +567,7 @@ def main(a) -> dict:
             from peft import prepare_model_for_kbit_training
 
             t_p = time.perf_counter()
-            model = prepare_model_for_kbit_training(
+            model = prepare_model_for_kbit_training(  # type: ignore[no-untyped-call]
                 model,
                 use_gradient_checkpointing=a.gc == "on",
                 gradient_checkpointing_kwargs={"use_reentrant": False},
@@ -585,7 +592,7 @@ def main(a) -> dict:
     data = builder.synthetic_dataset(a.batch * max_steps, a.seq, config.vocab_size, seed=0)
 
     if a.targets == "all-linear":
-        targets = "all-linear"
+        targets: str | list[str] = "all-linear"
     else:
         targets = ["q_proj", "k_proj", "v_proj", "o_proj"]
 
@@ -593,7 +600,7 @@ def main(a) -> dict:
     from torch.profiler import ProfilerActivity, profile, record_function
 
     # ---- callback
-    class Sweep(TrainerCallback):  # type: ignore[misc]
+    class Sweep(TrainerCallback):
         def __init__(self, k: int, n_prof: int, do_profile: bool):
             self.k = k
             self.n_prof = n_prof
@@ -603,31 +610,31 @@ def main(a) -> dict:
             self.timed: list[float] = []
             self.prof_times: list[float] = []
             self.last = 0.0
-            self.nvml = None
-            self.prof = None
-            self.rf_update = None
-            self.rf_opt = None
-            self.peak_alloc = None
-            self.peak_reserved = None
+            self.nvml: NvmlSampler | None = None
+            self.prof: Any = None
+            self.rf_update: Any = None
+            self.rf_opt: Any = None
+            self.peak_alloc: float | None = None
+            self.peak_reserved: float | None = None
             self.stopped_by_deadline = False
-            self.nvml_result = None
-            self.train_begin = None
+            self.nvml_result: dict[str, Any] | None = None
+            self.train_begin: float | None = None
 
-        def on_train_begin(self, args, state, control, **kw):
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             sync()
             self.last = self.train_begin = time.perf_counter()
 
-        def on_pre_optimizer_step(self, args, state, control, **kw):
+        def on_pre_optimizer_step(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             if self.prof is not None:
                 self.rf_opt = record_function("gs_optimizer")
                 self.rf_opt.__enter__()
 
-        def on_optimizer_step(self, args, state, control, **kw):
+        def on_optimizer_step(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             if self.rf_opt is not None:
                 self.rf_opt.__exit__(None, None, None)
                 self.rf_opt = None
 
-        def _end_timed(self, control):
+        def _end_timed(self, control: Any) -> None:
             if self.nvml is not None:
                 self.nvml_result = self.nvml.stop()
             if CUDA:
@@ -648,7 +655,7 @@ def main(a) -> dict:
                 self.phase = "done"
                 control.should_training_stop = True
 
-        def on_step_end(self, args, state, control, **kw):
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             sync()
             now = time.perf_counter()
             dt = now - self.last
@@ -657,7 +664,7 @@ def main(a) -> dict:
                 if len(self.warm) >= a.warmup:
                     self.phase = "timed"
                     if CUDA:
-                        self.nvml = sampler
+                        self.nvml = cast(NvmlSampler, sampler)  # CUDA: never None
                         self.nvml.start()
             elif self.phase == "timed":
                 self.timed.append(dt)
@@ -686,23 +693,23 @@ def main(a) -> dict:
 
     sampler = NvmlSampler() if CUDA else None
 
-    def lora_modules(mod) -> int:
+    def lora_modules(mod: Any) -> int:
         return sum(1 for n, _ in mod.named_modules() if n.endswith("lora_A"))
 
-    def mark_microsteps(orig_step):
+    def mark_microsteps(orig_step: Callable[..., Any]) -> Callable[..., Any]:
         """Wrap one trainer's own ``training_step`` in ``record_function("gs_microstep")``."""
 
-        def training_step(*args_, **kw_):
+        def training_step(*args_: Any, **kw_: Any) -> Any:
             with record_function("gs_microstep"):
                 return orig_step(*args_, **kw_)
 
         return training_step
 
     base = model
-    prev_wall = None
+    prev_wall: float | None = None
     for si, (m, k) in enumerate(a.split_list):
         split = f"{m}x{k}"
-        rec: dict = {"split": split, "micro_batch": m, "grad_accum": k}
+        rec: dict[str, Any] = {"split": split, "micro_batch": m, "grad_accum": k}
         out["splits"].append(rec)
         est = prev_wall if prev_wall else 25.0
         if a.compile == "on" and si == 0:
@@ -714,7 +721,7 @@ def main(a) -> dict:
         t_split = time.perf_counter()
         n_prof = a.profile_updates or (2 if k < 4 else 1)
         cb = Sweep(k, n_prof, not a.no_profile)
-        trainer = None
+        trainer: Any = None
         if CUDA:
             gc.collect()
             torch.cuda.empty_cache()
@@ -794,8 +801,8 @@ def main(a) -> dict:
         rec["n_timed"] = len(cb.timed)
         if cb.timed:
             rec["median_s"] = round(statistics.median(cb.timed), 5)
-            rec["lower_quartile_s"] = round(qtile(cb.timed, 0.25), 5)
-            rec["upper_quartile_s"] = round(qtile(cb.timed, 0.75), 5)
+            rec["lower_quartile_s"] = round(cast(float, qtile(cb.timed, 0.25)), 5)
+            rec["upper_quartile_s"] = round(cast(float, qtile(cb.timed, 0.75)), 5)
             rec["min_s"] = round(min(cb.timed), 5)
             rec["mean_s"] = round(statistics.fmean(cb.timed), 5)
             rec["tokens_per_s_median"] = round(a.batch * a.seq / rec["median_s"], 1)
@@ -804,7 +811,7 @@ def main(a) -> dict:
         rec["stopped_by_deadline"] = cb.stopped_by_deadline
         if cb.peak_alloc is not None:
             rec["peak_allocated_gib"] = round(cb.peak_alloc, 3)
-            rec["peak_reserved_gib"] = round(cb.peak_reserved, 3)
+            rec["peak_reserved_gib"] = round(cast(float, cb.peak_reserved), 3)
         elif CUDA and rec.get("status") == "ok":
             rec["peak_allocated_gib"] = round(torch.cuda.max_memory_allocated() / 2**30, 3)
             rec["peak_reserved_gib"] = round(torch.cuda.max_memory_reserved() / 2**30, 3)
@@ -901,7 +908,7 @@ def summarize(paths: list[str]) -> None:
             g = p.get("gpu_ms_per_microstep") or {}
             nv = s.get("nvml") or {}
 
-            def f(x, nd=3):
+            def f(x: Any, nd: int = 3) -> str:
                 return "-" if x is None else (f"{x:.{nd}f}" if isinstance(x, float) else str(x))
 
             busy = p.get("gpu_busy_fraction")
@@ -931,7 +938,7 @@ if __name__ == "__main__":
         summarize(A.summarize)
         sys.exit(0)
 
-    def _term(signum, frame):  # noqa: ARG001
+    def _term(signum: int, frame: FrameType | None) -> None:  # noqa: ARG001
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, _term)
