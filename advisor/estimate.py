@@ -40,16 +40,17 @@ PROBE_LOG_SD = 0.15
 # the probe (mean ms per task) of a host whose time per kernel launch is the model's
 # host_base, the measured machines' typical host: each probed machine start's probes over the
 # host scales at which the shipped model matches its host-bound runs (an unmeasured machine
-# of its GPU kind), geometric mean over eight starts (six of the lent H100 kind: 30.0,
-# 27.2, 24.8, 22.8, 24.7, 30.1 ms; two H200: 33.8, 24.1 ms; bench/host_speed.py "reference
-# probe", bench/MODEL.md "A probe for a machine nobody calibrated"; 28.1 over the first
-# five, 26.5 over the first seven, until the twentieth session, 2026-12-06)
-REFERENCE_PROBE_MS = 27.0
+# of its GPU kind), geometric mean over nine starts (seven of the lent H100 kind: 30.0,
+# 27.2, 24.8, 22.8, 24.7, 20.2, 30.1 ms; two H200: 33.8, 24.1 ms; bench/host_speed.py
+# "reference probe", bench/MODEL.md "A probe for a machine nobody calibrated"; 28.1 over the
+# first five, 26.5 over the first seven, 27.0 over the first eight, until the twenty-first
+# session, 2026-12-07)
+REFERENCE_PROBE_MS = 26.1
 # log sd of a host from its probe alone (a machine nobody calibrated): the carry error
 # between instances (PROBE_LOG_SD, 0.15) and the spread of the starts' reference probes
-# (log sd 0.136) in quadrature (0.202); each start against the other seven's reference was
-# off by 0.14 rms in log
-REFERENCE_PROBE_LOG_SD = 0.21
+# (log sd 0.160) in quadrature (0.219); each start against the other eight's reference was
+# off by 0.17 rms in log
+REFERENCE_PROBE_LOG_SD = 0.22
 
 
 @dataclass(frozen=True)

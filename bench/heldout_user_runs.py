@@ -88,19 +88,23 @@ SETS = (ROOT / "bench" / "results" / "calibrate-vs-user",
         ROOT / "bench" / "results" / "heldout-2026-12-06c",
         # the same session: the host-bound miss (h48 1x4) in two more processes, and op tables
         # of three GPU-bound splits (bench/calibrate_rounds_h200.sh gpuside9)
-        ROOT / "bench" / "results" / "calibrate-vs-user" / "run20")
+        ROOT / "bench" / "results" / "calibrate-vs-user" / "run20",
+        # the twenty-first session (2026-12-07): six more (bench/jobs/heldout10/), predicted
+        # before they ran by the shipped model of that day, and four host-bound splits in two
+        # more processes (bench/heldout_h200.sh R, S, then T twice; a lent H100)
+        ROOT / "bench" / "results" / "heldout-2026-12-07")
 # the day each set was measured on: a split's runs in one day are repeats of one measurement
 DAY = {"heldout-2026-12-04": "2026-12-04", "run8": "2026-12-04",
        "heldout-2026-12-04b": "2026-12-04", "heldout-2026-12-04c": "2026-12-04",
        "heldout-2026-12-05": "2026-12-05", "heldout-2026-12-06": "2026-12-06",
        "heldout-2026-12-06b": "2026-12-06", "heldout-2026-12-06c": "2026-12-06",
-       "run20": "2026-12-06"}
+       "run20": "2026-12-06", "heldout-2026-12-07": "2026-12-07"}
 FIRST_DAY = "2026-12-03"
 # the sessions of new workloads in which every split ran in its own process, each with a
 # same-session calibration of one other workload (the held-out targets)
 SESSIONS = ("heldout-2026-12-03", "heldout-2026-12-04", "heldout-2026-12-04b",
             "heldout-2026-12-04c", "heldout-2026-12-05", "heldout-2026-12-06",
-            "heldout-2026-12-06b", "heldout-2026-12-06c")
+            "heldout-2026-12-06b", "heldout-2026-12-06c", "heldout-2026-12-07")
 # the session whose host-bound splits ran in three processes whatever their error
 WITHIN_SESSION = "heldout-2026-12-05"
 OUT = ROOT / "bench" / "results" / "heldout_user_runs.json"

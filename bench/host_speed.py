@@ -220,7 +220,8 @@ CALIBRATED_STARTS = {"e2e": RESULTS / "calibrate-vs-user" / "run17" / "e2e-profi
 # O, P and Q, one H100 start each)
 HELDOUT_STARTS = {"heldout7": RESULTS / "heldout-2026-12-06",
                   "heldout8": RESULTS / "heldout-2026-12-06b",
-                  "heldout9": RESULTS / "heldout-2026-12-06c"}
+                  "heldout9": RESULTS / "heldout-2026-12-06c",
+                  "heldout10": RESULTS / "heldout-2026-12-07"}
 # machine starts of user runs with idle probes between and after them (`gacost probe`, 10 s,
 # nothing else running): start name, (folder of the runs' JSON lines, folder of the probes'
 # outputs); each run takes the geometric mean of the start's idle probes (run 21, the fp16
