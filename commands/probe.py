@@ -12,10 +12,11 @@ nobody calibrated).
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
-from gacost.advisor.estimate import REFERENCE_PROBE_MS, carried_splits
+from gacost.advisor.estimate import REFERENCE_PROBE_LOG_SD, REFERENCE_PROBE_MS, carried_splits
 from gacost.base.errors import JobSpecError
 from gacost.base.profile import Profile, read_profile
 from gacost.calibration.host_probe import DEFAULT_SECONDS, MAX_SECONDS, HostSpeed, probe
@@ -57,13 +58,22 @@ def run(args: argparse.Namespace) -> str:
 
 def typical_line(here_ms: float) -> str:
     """How this host compares with the measured machines' typical host, and the flags that
-    give a machine nobody calibrated this host (``recommend --host-probe-gpu``)."""
-    return "\n".join([
+    give a machine nobody calibrated this host (``recommend --host-probe-gpu``); beyond the
+    probe's own error from typical, that a calibration here measures what it estimates (the
+    hosts farthest from typical ran nearer to it than their probes said, bench/MODEL.md "A
+    probe for a machine nobody calibrated")."""
+    lines = [
         f"against the measured machines' typical host ({REFERENCE_PROBE_MS:g} ms per task) "
         f"this CPU runs {relative(here_ms, REFERENCE_PROBE_MS)}.",
         f"  hours and dollars on this instance: gacost recommend --job JOB --host-probe-ms "
-        f"{here_ms:.1f} --host-probe-gpu GPU (this instance's GPU, as `gacost gpus` names it)",
-        "  against a machine you calibrated: gacost probe --profile PROFILE"])
+        f"{here_ms:.1f} --host-probe-gpu GPU (this instance's GPU, as `gacost gpus` names it)"]
+    if abs(math.log(here_ms / REFERENCE_PROBE_MS)) > REFERENCE_PROBE_LOG_SD:
+        lines.append(
+            f"  this far from typical the probe is an estimate (about "
+            f"{REFERENCE_PROBE_LOG_SD:.0%} on the host's share): `gacost calibrate --job JOB` "
+            "here measures it in about a minute")
+    lines.append("  against a machine you calibrated: gacost probe --profile PROFILE")
+    return "\n".join(lines)
 
 
 def relative(here_ms: float, there_ms: float) -> str:

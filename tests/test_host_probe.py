@@ -20,6 +20,7 @@ from gacost.advisor.split_estimates import SplitEstimate
 from gacost.base.job import load_job
 from gacost.base.profile import HOST_PROBE_KEY, Profile, read_profile, write_profile
 from gacost.calibration.host_probe import HostSpeed, probe
+from gacost.commands.probe import typical_line
 from tests.test_cli import gacost
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,10 +72,26 @@ def test_probe_command_compares_with_a_probed_profile(tmp_path: Path) -> None:
 def test_probe_command_alone_compares_with_the_typical_host() -> None:
     run = gacost("probe", "--seconds", "0.05", "--quiet")
     assert run.returncode == 0, run.stderr
-    first, second, flags, _ = run.stdout.splitlines()
+    first, second, flags, *_, last = run.stdout.splitlines()
     here = float(first.split()[2])
     assert f"typical host ({REFERENCE_PROBE_MS:g} ms per task)" in second
     assert f"--host-probe-ms {here:.1f} --host-probe-gpu GPU" in flags
+    assert "gacost probe --profile PROFILE" in last
+
+
+@pytest.mark.parametrize(("ms", "far"), [
+    (REFERENCE_PROBE_MS, False),
+    (REFERENCE_PROBE_MS * 1.2, False),
+    (REFERENCE_PROBE_MS / 1.2, False),
+    (REFERENCE_PROBE_MS * 1.3, True),
+    (REFERENCE_PROBE_MS / 1.6, True),
+])
+def test_a_probe_far_from_typical_points_to_a_calibration(ms: float, far: bool) -> None:
+    """Beyond the probe's own error from the typical host (log sd 0.22: 1.25x either way), the
+    probe says a calibration there measures what it estimates; nearer, it does not."""
+    text = typical_line(ms)
+    assert ("`gacost calibrate --job JOB` here" in text) is far
+    assert f"--host-probe-ms {ms:.1f}" in text
 
 
 @pytest.mark.parametrize(("args", "message"), [
