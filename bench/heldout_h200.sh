@@ -8,8 +8,8 @@
 # run after a 3-s host probe, idle probes at each call's start and end, the calibration and
 # `gacost probe --profile` on it, the fourteenth session (2026-12-06); N and O: six more,
 # the same way, the fifteenth session (2026-12-06); P and Q: six more, the same way, the
-# nineteenth session (2026-12-06); R, S and T: six more, the same way, and four host-bound
-# splits in one more process, the twenty-first session (2026-12-07). Every split is the user's
+# nineteenth session (2026-12-06); R, S, T and T2: six more, the same way, and four host-bound
+# splits in two more processes, the twenty-first session (2026-12-07). Every split is the user's
 # plain TRL script in its own process (bench/user_script.py); results go to $OUT as they come.
 #   bash bench/heldout_h200.sh A    (on the device, after installing .wheels and the project)
 set -uo pipefail
@@ -172,9 +172,9 @@ case "$1" in
        $Z/h53-mistral-7b-attn-r32-s2048-b4.yaml:1x4,4x1
      probe_idle Q-end ;;
   # the twenty-first session (2026-12-07): six more, predicted before they ran by the shipped
-  # model of that day (bench/results/heldout-2026-12-07/); T runs the host-bound split of the
-  # four host-bound workloads in one more process after the first pass (one process is one
-  # draw of the host)
+  # model of that day (bench/results/heldout-2026-12-07/); T, then T2, run the host-bound split
+  # of the four host-bound workloads in one more process each after the first pass (one
+  # process is one draw of the host)
   R) install R; probe_idle R-start
      python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
        --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
@@ -191,11 +191,11 @@ case "$1" in
        $T/h56-llama3.1-8b-s2048-b4.yaml:1x4,4x1 \
        $T/h59-qwen3-8b-qlora-s2048-b4.yaml:1x4,4x1
      probe_idle S-end ;;
-  T) install T; probe_idle T-start
+  T|T2) install "$1"; probe_idle "$1-start"
      python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
-       --out "$OUT/heldout-T-repeats.json" \
+       --out "$OUT/heldout-$1-repeats.json" \
        $T/h54-qwen3-0.6b-qlora-s1024-b16.yaml:4x4 $T/h57-smollm2-135m-r64-nogc-s512-b32.yaml:8x4 \
        $T/h55-llama3.2-1b-d005-s2048-b8.yaml:2x4 $T/h59-qwen3-8b-qlora-s2048-b4.yaml:1x4
-     probe_idle T-end ;;
-  *) echo "usage: heldout_h200.sh A|B|...|R|S|T" >&2; exit 2 ;;
+     probe_idle "$1-end" ;;
+  *) echo "usage: heldout_h200.sh A|B|...|R|S|T|T2" >&2; exit 2 ;;
 esac
