@@ -91,7 +91,7 @@ SETS = (ROOT / "bench" / "results" / "calibrate-vs-user",
         ROOT / "bench" / "results" / "calibrate-vs-user" / "run20",
         # the twenty-first session (2026-12-07): six more (bench/jobs/heldout10/), predicted
         # before they ran by the shipped model of that day, and four host-bound splits in two
-        # more processes (bench/heldout_h200.sh R, S, then T twice; a lent H100)
+        # more processes (bench/heldout_h200.sh R, S, T and T2; a lent H100)
         ROOT / "bench" / "results" / "heldout-2026-12-07")
 # the day each set was measured on: a split's runs in one day are repeats of one measurement
 DAY = {"heldout-2026-12-04": "2026-12-04", "run8": "2026-12-04",
