@@ -31,15 +31,11 @@ from gacost.base.split import Split
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from heldout_user_runs import predictions as split_estimates  # noqa: E402
-from host_speed import probe_output_ms  # noqa: E402
+from host_speed import idle_probe_ms, lines  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "bench" / "results" / "calibrate-vs-user" / "run21"
 OUT = ROOT / "bench" / "results" / "fp16_twins.json"
-
-
-def lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 @functools.cache
@@ -78,11 +74,6 @@ def traced() -> list[dict[str, Any]]:
                         "host_us_per_launch": t["host_us_per_kernel"],
                         "median_s": r["median_s"]})
     return out
-
-
-def idle_probe_ms() -> float:
-    """The start's idle probes (``gacost probe``, 10 s), geometric mean."""
-    return statistics.geometric_mean(probe_output_ms(p) for p in sorted(RUN.glob("probe-*.txt")))
 
 
 def predictions(pairs: list[dict[str, Any]], probe_ms: float) -> list[dict[str, Any]]:
@@ -132,7 +123,8 @@ def main() -> None:
     for t in traces:
         print(f"  {t['precision']} {t['split']}: {t['launches']:.0f} launches, "
               f"{t['operators']:.0f} operators, {t['host_us_per_launch']:.1f} us per launch")
-    probe_ms = idle_probe_ms()
+    probe_ms = idle_probe_ms(RUN)  # the start's idle probes (`gacost probe`, 10 s)
+    assert probe_ms is not None, RUN
     rows = predictions(pairs, probe_ms)
     print(f"\nThe model on an unmeasured {rows[0]['gpu']} machine, alone and with the start's "
           f"idle probe ({probe_ms:.1f} ms), against the geometric mean of the runs")

@@ -263,12 +263,11 @@ def probed_starts(machines: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
         if runs:
             starts[name] = {"gpu": _gpu(runs[0][4]), "runs": [r[:4] for r in runs]}
     for name, (folder, probes) in IDLE_PROBED_STARTS.items():
-        idle = [probe_output_ms(p) for p in sorted(probes.glob("probe-*.txt"))]
-        user = [json.loads(line) for path in sorted(folder.glob("*-twins-*.jsonl"))
-                for line in path.read_text().splitlines() if line.strip()]
+        idle = idle_probe_ms(probes)
+        user = [u for path in sorted(folder.glob("*-twins-*.jsonl")) for u in lines(path)]
         if idle and user:
             starts[name] = {"gpu": _gpu(user[0]["gpu"]), "runs": [
-                (ROOT / u["job"], u["split"], u["median_s"], _geo(idle)) for u in user]}
+                (ROOT / u["job"], u["split"], u["median_s"], idle) for u in user]}
     return starts
 
 
@@ -312,6 +311,13 @@ def _gpu(device_name: str) -> str:
 def probe_output_ms(path: Path) -> float:
     """The ms per task of a saved ``gacost probe`` output ("host probe: 38.4 ms per task ...")."""
     return float(path.read_text().split()[2])
+
+
+def idle_probe_ms(folder: Path) -> float | None:
+    """A start's idle probes (the saved ``gacost probe`` outputs ``probe-*.txt`` in
+    ``folder``), geometric mean; None without any."""
+    idle = [probe_output_ms(p) for p in sorted(folder.glob("probe-*.txt"))]
+    return _geo(idle) if idle else None
 
 
 def _geo(values: list[float]) -> float:
