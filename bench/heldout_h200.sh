@@ -9,7 +9,8 @@
 # `gacost probe --profile` on it, the fourteenth session (2026-12-06); N and O: six more,
 # the same way, the fifteenth session (2026-12-06); P and Q: six more, the same way, the
 # nineteenth session (2026-12-06); R, S, T and T2: six more, the same way, and four host-bound
-# splits in two more processes, the twenty-first session (2026-12-07). Every split is the user's
+# splits in two more processes, the twenty-first session (2026-12-07); U, V, W and W2: six more,
+# the same way, the twenty-second session (2026-12-07). Every split is the user's
 # plain TRL script in its own process (bench/user_script.py); results go to $OUT as they come.
 #   bash bench/heldout_h200.sh A    (on the device, after installing .wheels and the project)
 set -uo pipefail
@@ -22,6 +23,7 @@ X=bench/jobs/heldout7
 Y=bench/jobs/heldout8
 Z=bench/jobs/heldout9
 T=bench/jobs/heldout10
+E=bench/jobs/heldout11
 COMMON=(--user-only --warmup 3 --updates 10)
 # install: the wheels and the project into /tmp/site (a fresh machine each call)
 install() {
@@ -197,5 +199,29 @@ case "$1" in
        $T/h54-qwen3-0.6b-qlora-s1024-b16.yaml:4x4 $T/h57-smollm2-135m-r64-nogc-s512-b32.yaml:8x4 \
        $T/h55-llama3.2-1b-d005-s2048-b8.yaml:2x4 $T/h59-qwen3-8b-qlora-s2048-b4.yaml:1x4
      probe_idle "$1-end" ;;
-  *) echo "usage: heldout_h200.sh A|B|...|R|S|T|T2" >&2; exit 2 ;;
+  # the twenty-second session (2026-12-07): six more, predicted before they ran by the shipped
+  # model of that day (bench/results/heldout-2026-12-07b/); W, then W2, as T and T2
+  U) install U; probe_idle U-start
+     python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
+       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
+       --out "$OUT/heldout-U.json" \
+       $E/h60-qwen2.5-0.5b-qlora-s2048-b8.yaml:2x4,8x1 \
+       $E/h63-smollm2-360m-full-nogc-s1024-b16.yaml:4x4,16x1 \
+       $E/h64-phi3-mini-attn-s2048-b4.yaml:1x4,4x1
+     probe_idle U-end ;;
+  V) install V; probe_idle V-start
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
+       --out "$OUT/heldout-V.json" \
+       $E/h61-gemma2-2b-full-s512-b16.yaml:4x4,16x1 \
+       $E/h62-qwen3-4b-d01-nogc-s1024-b4.yaml:1x4,4x1 \
+       $E/h65-qwen2.5-7b-s512-b16.yaml:4x4,16x1
+     probe_idle V-end ;;
+  W|W2) install "$1"; probe_idle "$1-start"
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
+       --out "$OUT/heldout-$1-repeats.json" \
+       $E/h60-qwen2.5-0.5b-qlora-s2048-b8.yaml:2x4 $E/h63-smollm2-360m-full-nogc-s1024-b16.yaml:4x4 \
+       $E/h62-qwen3-4b-d01-nogc-s1024-b4.yaml:1x4 $E/h64-phi3-mini-attn-s2048-b4.yaml:1x4
+     probe_idle "$1-end" ;;
+  *) echo "usage: heldout_h200.sh A|B|...|V|W|W2" >&2; exit 2 ;;
 esac
