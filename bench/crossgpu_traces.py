@@ -40,16 +40,24 @@ H200 = "H200-SXM"
 T = TypeVar("T")
 
 
+def user_run_lines(nested: bool = False) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Each user run of the result files (``run*/*.jsonl``; ``nested``: their subfolders'
+    too, as ``run21/fp16/``) with the file it is in, in path order."""
+    patterns = ("run*/*.jsonl", "run*/*/*.jsonl") if nested else ("run*/*.jsonl",)
+    for path in sorted(p for pattern in patterns for p in TRACES.glob(pattern)):
+        for line in path.read_text().splitlines():
+            if line.strip():
+                yield path, json.loads(line)
+
+
 @functools.cache
 def measured_runs() -> tuple[tuple[str, dict[str, Any]], ...]:
     """Every user run of the result files with a known GPU: (canonical GPU, its JSON)."""
     out = []
-    for path in sorted(TRACES.glob("run*/*.jsonl")):
-        for line in path.read_text().splitlines():
-            run = json.loads(line)
-            gpu = canonical_gpu(run.get("gpu") or "")
-            if gpu is not None:
-                out.append((gpu, run))
+    for _, run in user_run_lines():
+        gpu = canonical_gpu(run.get("gpu") or "")
+        if gpu is not None:
+            out.append((gpu, run))
     return tuple(out)
 
 

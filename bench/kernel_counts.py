@@ -287,9 +287,6 @@ def summary(loo: list[dict[str, Any]]) -> dict[str, Any]:
                            "worst_abs_error_pct": round(max(upd), 2)}}
 
 
-USER_TRACES = ROOT / "bench" / "results" / "calibrate-vs-user"
-
-
 def user_trace_rows() -> list[dict[str, Any]]:
     """The shipped count (:func:`gacost.advisor.kernel_counts.kernel_counts`, the anchor
     fitted on the whole sweep) against every traced user run (``bench/user_script.py
@@ -299,28 +296,26 @@ def user_trace_rows() -> list[dict[str, Any]]:
     from gacost.base.gpu_names import canonical_gpu
 
     sys.path.insert(0, str(ROOT / "bench"))
-    from crossgpu_traces import job_arch
+    from crossgpu_traces import TRACES, job_arch, user_run_lines
 
     out = []
-    for path in sorted([*USER_TRACES.glob("run*/*.jsonl"), *USER_TRACES.glob("run*/*/*.jsonl")]):
-        for line in path.read_text().splitlines():
-            run = json.loads(line) if line.strip() else {}
-            trace = run.get("trace")
-            if not trace:
-                continue
-            arch, setup = job_arch(run["job"], run.get("model_type") or "")  # --model-type
-            m, k = run["micro_batch"], run["grad_accum"]
-            counts = kc.kernel_counts(arch, setup, m, grad_accum=k, liger=setup.liger,
-                                      torch_compile=setup.torch_compile,
-                                      prepare_for_kbit=setup.prepare_for_kbit)
-            measured = trace["kernels_per_microstep"] + trace["copies_per_microstep"]
-            predicted = counts.per_microstep + counts.per_update / k
-            out.append({"file": str(path.relative_to(USER_TRACES)),
-                        "gpu": canonical_gpu(run.get("gpu") or ""), "job": Path(run["job"]).stem,
-                        "build": arch.model_type, "split": f"{m}x{k}", "method": setup.method,
-                        "measured_per_microstep": measured,
-                        "predicted_per_microstep": round(predicted, 1),
-                        "error_pct": round(100 * (predicted / measured - 1), 2)})
+    for path, run in user_run_lines(nested=True):
+        trace = run.get("trace")
+        if not trace:
+            continue
+        arch, setup = job_arch(run["job"], run.get("model_type") or "")  # --model-type
+        m, k = run["micro_batch"], run["grad_accum"]
+        counts = kc.kernel_counts(arch, setup, m, grad_accum=k, liger=setup.liger,
+                                  torch_compile=setup.torch_compile,
+                                  prepare_for_kbit=setup.prepare_for_kbit)
+        measured = trace["kernels_per_microstep"] + trace["copies_per_microstep"]
+        predicted = counts.per_microstep + counts.per_update / k
+        out.append({"file": str(path.relative_to(TRACES)),
+                    "gpu": canonical_gpu(run.get("gpu") or ""), "job": Path(run["job"]).stem,
+                    "build": arch.model_type, "split": f"{m}x{k}", "method": setup.method,
+                    "measured_per_microstep": measured,
+                    "predicted_per_microstep": round(predicted, 1),
+                    "error_pct": round(100 * (predicted / measured - 1), 2)})
     return out
 
 

@@ -113,7 +113,6 @@ class TraceRow:
 # fine-tunes and LoRA twins of three models, Phi-3-mini with LoRA off its fused projections and
 # the same sizes unfused (bench/RESULTS.md, run 7). The held-out workloads' traces (h01-h07,
 # bench/jobs/heldout/) are left out of the fit: their measurements test it.
-USER_TRACES = ROOT / "bench" / "results" / "calibrate-vs-user"
 HELD_OUT = ("h01-", "h02-", "h03-", "h04-", "h05-", "h06-", "h07-")
 
 
@@ -157,25 +156,22 @@ def _row(workload: str, arch: ModelArch, setup: time_model.TrainSetup, m: int,
 
 
 def user_trace_rows(held_out: bool = False) -> list[TraceRow]:
-    """The traced user runs of workloads not held out (``USER_TRACES``); ``held_out``: those
-    of the held-out workloads instead (to test the fit on)."""
+    """The traced user runs (``crossgpu_traces.TRACES``) of workloads not held out;
+    ``held_out``: those of the held-out workloads instead (to test the fit on)."""
     sys.path.insert(0, str(ROOT / "bench"))
-    from crossgpu_traces import job_arch
+    from crossgpu_traces import job_arch, user_run_lines
 
     rows = []
-    for path in sorted(USER_TRACES.glob("run*/*.jsonl")):
-        for line in path.read_text().splitlines():
-            run = json.loads(line)
-            trace, name = run.get("trace"), Path(run["job"]).name
-            if (not trace or name.startswith(HELD_OUT) != held_out
-                    or canonical_gpu(run.get("gpu") or "") != H200):  # run 19: the H100's
-                continue
-            arch, setup = job_arch(run["job"], run.get("model_type", ""))  # --model-type
-            ms = trace["gpu_ms_per_microstep_by_class"]
-            rows.append(_row(f"{name} {arch.model_type}", arch, setup, run["micro_batch"],
-                             trace["kernels_per_microstep"] + trace["copies_per_microstep"],
-                             ms["other"] + ms["memcpy"], ms["gemm"], trace["gemm_tflops"],
-                             True))
+    for _, run in user_run_lines():
+        trace, name = run.get("trace"), Path(run["job"]).name
+        if (not trace or name.startswith(HELD_OUT) != held_out
+                or canonical_gpu(run.get("gpu") or "") != H200):  # run 19: the H100's
+            continue
+        arch, setup = job_arch(run["job"], run.get("model_type", ""))  # --model-type
+        ms = trace["gpu_ms_per_microstep_by_class"]
+        rows.append(_row(f"{name} {arch.model_type}", arch, setup, run["micro_batch"],
+                         trace["kernels_per_microstep"] + trace["copies_per_microstep"],
+                         ms["other"] + ms["memcpy"], ms["gemm"], trace["gemm_tflops"], True))
     return rows
 
 
