@@ -10,8 +10,9 @@
 # the same way, the fifteenth session (2026-12-06); P and Q: six more, the same way, the
 # nineteenth session (2026-12-06); R, S, T and T2: six more, the same way, and four host-bound
 # splits in two more processes, the twenty-first session (2026-12-07); U, V, W and W2: six more,
-# the same way, the twenty-second session (2026-12-07). Every split is the user's
-# plain TRL script in its own process (bench/user_script.py); results go to $OUT as they come.
+# the same way, predicted in the twenty-second session (2026-12-07), not yet run. Every split
+# is the user's plain TRL script in its own process (bench/user_script.py); results go to $OUT
+# as they come.
 #   bash bench/heldout_h200.sh A    (on the device, after installing .wheels and the project)
 set -uo pipefail
 H=bench/jobs/heldout
@@ -199,8 +200,8 @@ case "$1" in
        $T/h54-qwen3-0.6b-qlora-s1024-b16.yaml:4x4 $T/h57-smollm2-135m-r64-nogc-s512-b32.yaml:8x4 \
        $T/h55-llama3.2-1b-d005-s2048-b8.yaml:2x4 $T/h59-qwen3-8b-qlora-s2048-b4.yaml:1x4
      probe_idle "$1-end" ;;
-  # the twenty-second session (2026-12-07): six more, predicted before they ran by the shipped
-  # model of that day (bench/results/heldout-2026-12-07b/); W, then W2, as T and T2
+  # six more, predicted in the twenty-second session (2026-12-07) by the shipped model of that
+  # day (bench/results/heldout-2026-12-07b/), when no GPU came; W, then W2, as T and T2
   U) install U; probe_idle U-start
      python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
        --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
