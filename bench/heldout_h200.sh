@@ -10,7 +10,8 @@
 # the same way, the fifteenth session (2026-12-06); P and Q: six more, the same way, the
 # nineteenth session (2026-12-06); R, S, T and T2: six more, the same way, and four host-bound
 # splits in two more processes, the twenty-first session (2026-12-07); U, V, W and W2: six more,
-# the same way, predicted in the twenty-second session (2026-12-07), not yet run. Every split
+# the same way, predicted in the twenty-second session and run in the twenty-third (2026-12-07,
+# a lent H100). Every split
 # is the user's plain TRL script in its own process (bench/user_script.py); results go to $OUT
 # as they come.
 #   bash bench/heldout_h200.sh A    (on the device, after installing .wheels and the project)

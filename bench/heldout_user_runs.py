@@ -92,19 +92,25 @@ SETS = (ROOT / "bench" / "results" / "calibrate-vs-user",
         # the twenty-first session (2026-12-07): six more (bench/jobs/heldout10/), predicted
         # before they ran by the shipped model of that day, and four host-bound splits in two
         # more processes (bench/heldout_h200.sh R, S, T and T2; a lent H100)
-        ROOT / "bench" / "results" / "heldout-2026-12-07")
+        ROOT / "bench" / "results" / "heldout-2026-12-07",
+        # the twenty-third session (2026-12-07): six more (bench/jobs/heldout11/), predicted
+        # in the twenty-second session, before they ran, and four host-bound splits in two more
+        # processes (bench/heldout_h200.sh U, V, W and W2; a lent H100)
+        ROOT / "bench" / "results" / "heldout-2026-12-07b")
 # the day each set was measured on: a split's runs in one day are repeats of one measurement
 DAY = {"heldout-2026-12-04": "2026-12-04", "run8": "2026-12-04",
        "heldout-2026-12-04b": "2026-12-04", "heldout-2026-12-04c": "2026-12-04",
        "heldout-2026-12-05": "2026-12-05", "heldout-2026-12-06": "2026-12-06",
        "heldout-2026-12-06b": "2026-12-06", "heldout-2026-12-06c": "2026-12-06",
-       "run20": "2026-12-06", "heldout-2026-12-07": "2026-12-07"}
+       "run20": "2026-12-06", "heldout-2026-12-07": "2026-12-07",
+       "heldout-2026-12-07b": "2026-12-07"}
 FIRST_DAY = "2026-12-03"
 # the sessions of new workloads in which every split ran in its own process, each with a
 # same-session calibration of one other workload (the held-out targets)
 SESSIONS = ("heldout-2026-12-03", "heldout-2026-12-04", "heldout-2026-12-04b",
             "heldout-2026-12-04c", "heldout-2026-12-05", "heldout-2026-12-06",
-            "heldout-2026-12-06b", "heldout-2026-12-06c", "heldout-2026-12-07")
+            "heldout-2026-12-06b", "heldout-2026-12-06c", "heldout-2026-12-07",
+            "heldout-2026-12-07b")
 # the session whose host-bound splits ran in three processes whatever their error
 WITHIN_SESSION = "heldout-2026-12-05"
 OUT = ROOT / "bench" / "results" / "heldout_user_runs.json"
@@ -152,7 +158,7 @@ def predict_before(out: Path, specs: Sequence[str], gpu: str = GPU) -> None:
         "model_version": MODEL_VERSION, "gpu": gpu,
         "note": "predicted by bench/heldout_user_runs.py --predict before the runs (a machine "
                 "nobody measured)", "predictions": rows}, indent=1) + "\n")
-    print(f"{len(rows)} predictions written to {out.relative_to(ROOT)}")
+    print(f"{len(rows)} predictions written to {out}")
 
 
 def _workloads(path: Path) -> list[dict[str, Any]]:

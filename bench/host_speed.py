@@ -217,11 +217,12 @@ def transfers(machines: dict[str, dict[str, Any]]) -> dict[str, Any]:
 CALIBRATED_STARTS = {"e2e": RESULTS / "calibrate-vs-user" / "run17" / "e2e-profile.json"}
 # machine starts of held-out user runs, each after a host probe (calibrate_vs_user.py
 # --probe-before): start name, folder (bench/heldout_h200.sh L and M, one H200 start; N and
-# O, P and Q, one H100 start each)
+# O, P and Q, R-T2, U-W2, one H100 start each)
 HELDOUT_STARTS = {"heldout7": RESULTS / "heldout-2026-12-06",
                   "heldout8": RESULTS / "heldout-2026-12-06b",
                   "heldout9": RESULTS / "heldout-2026-12-06c",
-                  "heldout10": RESULTS / "heldout-2026-12-07"}
+                  "heldout10": RESULTS / "heldout-2026-12-07",
+                  "heldout11": RESULTS / "heldout-2026-12-07b"}
 # machine starts of user runs with idle probes between and after them (`gacost probe`, 10 s,
 # nothing else running): start name, (folder of the runs' JSON lines, folder of the probes'
 # outputs); each run takes the geometric mean of the start's idle probes (run 21, the fp16
