@@ -9,7 +9,8 @@ model alone, and, where the set holds a same-session ``gacost calibrate`` profil
 *other* workload (``other-workload-profile.json``), the prediction with that profile passed
 as ``--profile`` (it informs the H200's host and device terms). Prints a table and the
 summary per set and per group (host-bound / mixed / GPU-bound by the model's host share;
-method; checkpointing); writes ``bench/results/heldout_user_runs.json``.
+method; checkpointing), and the GPU-bound runs' signed error by GPU, method and where the
+adapters sit (``gpu_bound_by_adapters``); writes ``bench/results/heldout_user_runs.json``.
 
     python bench/heldout_user_runs.py
 
@@ -35,7 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from gacost.advisor import predictor
+from gacost.advisor import kernel_counts, predictor
 from gacost.advisor.estimate import REFERENCE_PROBE_MS, HostProbe, estimate_job
 from gacost.advisor.memory_model import CUDA_CONTEXT_GIB
 from gacost.advisor.time_model import DEFAULT_PARAMS, TimeModelParams
@@ -128,6 +129,33 @@ def host_group(job: Job, m: int, terms: TimeModelParams = DEFAULT_PARAMS,
     return "host-bound" if share > 0.8 else "GPU-bound" if share < 0.2 else "mixed"
 
 
+# the MLP's linears (Phi-3 fuses gate and up into gate_up_proj, which stands for both)
+MLP_LINEARS = frozenset({"gate_proj", "up_proj", "down_proj"})
+
+
+def adapters(job: Job) -> str:
+    """Where the job trains: "full" (every weight), "MLP" (LoRA adapters on MLP linears too:
+    few frozen GEMMs) or "attention" (adapters on attention only: the MLP's GEMMs frozen)."""
+    if job.method == "full":
+        return "full"
+    arch = predictor.arch_for(job.model)
+    assert arch is not None
+    wrapped = kernel_counts.wrapped_modules(arch, predictor.setup_for(job.workload(arch.name)))
+    return "MLP" if any(MLP_LINEARS & set(parts) for _, parts in wrapped) else "attention"
+
+
+def by_adapters(rows: list[dict[str, Any]], host: str = "GPU-bound") -> dict[str, Any]:
+    """Signed median error of ``host`` runs by GPU, method and adapter placement."""
+    groups: dict[str, list[float]] = {}
+    for r in rows:
+        if r["host"] == host:
+            name = f"{r['gpu']} {r['method']}" + (f" {r['adapters']}" if r["adapters"] != "full"
+                                                   else "")
+            groups.setdefault(name, []).append(r["error"])
+    return {k: {"runs": len(v), "signed_median": round(statistics.median(v), 4),
+                "errors": sorted(v)} for k, v in sorted(groups.items())}
+
+
 def predictions(job: Job, profiles: Sequence[Profile],
                 terms: TimeModelParams = DEFAULT_PARAMS,
                 probe: HostProbe | None = None) -> dict[tuple[int, int], Any]:
@@ -212,7 +240,7 @@ def rows_of(folder: Path, terms: TimeModelParams = DEFAULT_PARAMS) -> list[dict[
                     "error": round((e.seconds_per_update or 0.0) / u["median_s"] - 1, 4),
                     "covered": lo <= u["median_s"] <= hi,
                     "host": host_group(job, split[0], terms, gpu), "method": job.method,
-                    "checkpointing": job.gradient_checkpointing,
+                    "adapters": adapters(job), "checkpointing": job.gradient_checkpointing,
                     # the QLoRA runs of 2026-12-03 kept the full-precision copy reserved
                     # (bench/user_script.py's quantized(), fixed since): not their peak
                     "measured_peak_gib": (None if job.method == "qlora"
@@ -450,6 +478,12 @@ def main() -> None:
         if s:
             print(f"{name:58s} {s['runs']:3d} runs: median |error| {s['median_abs_error']:.1%}, "
                   f"worst {s['max_abs_error']:.1%}, in the 90% band {s['covered_90']}/{s['runs']}")
+    # GPU-bound runs by how much of their GPU time is frozen or full GEMMs (bench/MODEL.md,
+    # "Held-out session 11")
+    report["gpu_bound_by_adapters"] = adapt = by_adapters(held)
+    print("\nGPU-bound runs by GPU, method and adapters (signed median error):")
+    for name, g in adapt.items():
+        print(f"  {name:32s} {g['runs']:3d} runs: {g['signed_median']:+.1%}")
     report["repeated_splits"] = rep = repeated_splits(held)
     # the ninth session ran each host-bound split in three processes whatever its error (the
     # earlier repeats were partly chosen for their errors, and span hours): its spread is the
