@@ -199,11 +199,16 @@ def _workloads(path: Path) -> list[dict[str, Any]]:
     return [{"job": job, "user": [r for r in runs if r["job"] == job]} for job in jobs]
 
 
-def rows_of(folder: Path, terms: TimeModelParams = DEFAULT_PARAMS) -> list[dict[str, Any]]:
+def rows_of(folder: Path, terms: TimeModelParams = DEFAULT_PARAMS,
+            kept_only: bool = False) -> list[dict[str, Any]]:
     """Every user run in ``folder`` with the model's prediction (time model: ``terms``, the
-    shipped ones or a bench's variant)."""
+    shipped ones or a bench's variant); ``kept_only``: the other workload's profile with its
+    fully timed splits alone (its splits dropped early left out)."""
     other = folder / "other-workload-profile.json"
     profiles = [read_profile(other)] if other.exists() else []
+    if kept_only:
+        profiles = [replace(p, splits=tuple(s for s in p.splits if s.status == "ok"))
+                    for p in profiles]
     rows = []
     cache: dict[tuple[str, str], tuple[dict[tuple[int, int], Any], ...]] = {}
     for path in sorted([*folder.glob("*.json"), *folder.glob("*.jsonl")]):
@@ -397,6 +402,22 @@ def position_in_call(rows: list[dict[str, Any]], least: int = 4) -> dict[str, An
             "thirds_mean_log": [round(statistics.fmean(t), 4) for t in thirds]}
 
 
+def kept_only_comparison() -> None:
+    """``--kept-only``: each session's median and worst error with the other workload's
+    profile as calibrate wrote it, and with its fully timed split alone (a split dropped after
+    a few updates samples a shorter stretch of the host); prints one line per session."""
+    for folder in SETS:
+        if not (folder / "other-workload-profile.json").exists():
+            continue
+        line = []
+        for kept in (False, True):
+            part = [r for r in rows_of(folder, kept_only=kept) if r["time"] == "predicted"
+                    and not r["repeat"]]
+            s = summary(part, "with_profile_error")
+            line.append(f"{s['median_abs_error']:5.1%} worst {s['max_abs_error']:5.1%}")
+        print(f"{folder.name:22s} every split: {line[0]}   kept split alone: {line[1]}")
+
+
 def term_scan(name: str, values: Sequence[float]) -> None:
     """``--scan TERM V ...`` (``--overlap P ...`` is ``--scan overlap P ...``): the model
     refitted with each value of one fixed term of :class:`TimeModelParams` (the reference
@@ -432,7 +453,13 @@ def main() -> None:
                         help=f"the GPU --predict predicts for (default {GPU})")
     parser.add_argument("--predict", nargs="+", metavar=("OUT", "JOB:SPLITS"),
                         help="write the predictions of JOB.yaml:MxK,... to OUT before they run")
+    parser.add_argument("--kept-only", action="store_true",
+                        help="compare each session's other-workload profile with its fully "
+                             "timed split alone (no file written)")
     args = parser.parse_args()
+    if args.kept_only:
+        kept_only_comparison()
+        return
     if args.predict:
         predict_before(Path(args.predict[0]).resolve(), args.predict[1:], args.gpu)
         return
