@@ -11,7 +11,8 @@
 # nineteenth session (2026-12-06); R, S, T and T2: six more, the same way, and four host-bound
 # splits in two more processes, the twenty-first session (2026-12-07); U, V, W and W2: six more,
 # the same way, predicted in the twenty-second session and run in the twenty-third (2026-12-07,
-# a lent H100). Every split
+# a lent H100); X, Y, Z and Z2: six more, the same way, the twenty-fourth session
+# (2026-12-07). Every split
 # is the user's plain TRL script in its own process (bench/user_script.py); results go to $OUT
 # as they come.
 #   bash bench/heldout_h200.sh A    (on the device, after installing .wheels and the project)
@@ -26,6 +27,7 @@ Y=bench/jobs/heldout8
 Z=bench/jobs/heldout9
 T=bench/jobs/heldout10
 E=bench/jobs/heldout11
+F=bench/jobs/heldout12
 COMMON=(--user-only --warmup 3 --updates 10)
 # install: the wheels and the project into /tmp/site (a fresh machine each call)
 install() {
@@ -225,5 +227,29 @@ case "$1" in
        $E/h60-qwen2.5-0.5b-qlora-s2048-b8.yaml:2x4 $E/h63-smollm2-360m-full-nogc-s1024-b16.yaml:4x4 \
        $E/h62-qwen3-4b-d01-nogc-s1024-b4.yaml:1x4 $E/h64-phi3-mini-attn-s2048-b4.yaml:1x4
      probe_idle "$1-end" ;;
-  *) echo "usage: heldout_h200.sh A|B|...|V|W|W2" >&2; exit 2 ;;
+  # the twenty-fourth session (2026-12-07): six more (bench/jobs/heldout12/), predicted
+  # before they ran (bench/results/heldout-2026-12-07c/predicted-before*.json)
+  X) install X; probe_idle X-start
+     python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
+       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
+       --out "$OUT/heldout-X.json" \
+       $F/h66-llama3.2-1b-attn-r8-s512-b16.yaml:2x8,16x1 \
+       $F/h68-smollm2-1.7b-full-s1024-b8.yaml:2x4,8x1 \
+       $F/h70-llama3.1-8b-s1024-b8.yaml:1x8,8x1
+     probe_idle X-end ;;
+  Y) install Y; probe_idle Y-start
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
+       --out "$OUT/heldout-Y.json" \
+       $F/h67-qwen3-1.7b-qlora-s512-b8.yaml:1x8,8x1 \
+       $F/h69-qwen3-0.6b-nogc-s1024-b16.yaml:2x8,16x1 \
+       $F/h71-qwen2.5-1.5b-attn-nogc-s2048-b8.yaml:1x8,8x1
+     probe_idle Y-end ;;
+  Z|Z2) install "$1"; probe_idle "$1-start"
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
+       --out "$OUT/heldout-$1-repeats.json" \
+       $F/h66-llama3.2-1b-attn-r8-s512-b16.yaml:2x8 $F/h68-smollm2-1.7b-full-s1024-b8.yaml:2x4 \
+       $F/h69-qwen3-0.6b-nogc-s1024-b16.yaml:2x8 $F/h71-qwen2.5-1.5b-attn-nogc-s2048-b8.yaml:1x8
+     probe_idle "$1-end" ;;
+  *) echo "usage: heldout_h200.sh A|B|...|Z|Z2" >&2; exit 2 ;;
 esac
