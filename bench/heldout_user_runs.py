@@ -36,6 +36,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from heldout_sets import FIRST_DAY, HELDOUT
+
 from gacost.advisor import kernel_counts, predictor
 from gacost.advisor.estimate import REFERENCE_PROBE_MS, HostProbe, estimate_job
 from gacost.advisor.memory_model import CUDA_CONTEXT_GIB
@@ -47,71 +49,13 @@ from gacost.base.profile import Profile, read_profile
 from gacost.base.split import Split
 
 ROOT = Path(__file__).resolve().parent.parent
-SETS = (ROOT / "bench" / "results" / "calibrate-vs-user",
-        ROOT / "bench" / "results" / "heldout-2026-12-03",
-        # later sessions of 2026-12-03: the held-out workloads h01, h02, h04 and h07 again
-        # (calibrate rounds, traces) and h07's LoRA twin (bench/calibrate_rounds_h200.sh)
-        ROOT / "bench" / "results" / "calibrate-vs-user" / "run5",
-        ROOT / "bench" / "results" / "calibrate-vs-user" / "run6",
-        # the fifth session: full fine-tunes of three models beside their LoRA twins, and
-        # Phi-3-mini with LoRA off its fused projections (their traces' memory-bound GPU time
-        # is in the model's fit, bench/model_v2.py, their times are not); four workloads
-        # predicted before they ran (bench/jobs/heldout2/, run7/predicted-before.json)
-        ROOT / "bench" / "results" / "calibrate-vs-user" / "run7",
-        # the sixth session (2026-12-04): six workloads nobody fitted, predicted before they
-        # ran (bench/jobs/heldout3/, predicted-before.json), and a calibration of one other
-        # workload (bench/heldout_h200.sh C and D)
-        ROOT / "bench" / "results" / "heldout-2026-12-04",
-        # the same day: that session's host-bound splits farthest from the model, again in
-        # fresh processes (bench/calibrate_rounds_h200.sh repeat3)
-        ROOT / "bench" / "results" / "calibrate-vs-user" / "run8",
-        # the seventh session (2026-12-04): six more workloads, predicted before they ran
-        # with that session's memory terms (bench/jobs/heldout4/, predicted-before.json), and
-        # the calibration of the other workload (bench/heldout_h200.sh E and F)
-        ROOT / "bench" / "results" / "heldout-2026-12-04b",
-        # the eighth session (2026-12-04): six more, three of them QLoRA, predicted before they
-        # ran with that session's QLoRA terms (bench/jobs/heldout5/, predicted-before.json), and
-        # the calibration of the other workload (bench/heldout_h200.sh G and H)
-        ROOT / "bench" / "results" / "heldout-2026-12-04c",
-        # the ninth session (2026-12-05): six more (bench/jobs/heldout6/, predicted-before.json),
-        # each host-bound split in three processes (bench/heldout_h200.sh I, J and K)
-        ROOT / "bench" / "results" / "heldout-2026-12-05",
-        # the fourteenth session (2026-12-06): six more (bench/jobs/heldout7/,
-        # predicted-before*.json), a host probe before every run (bench/heldout_h200.sh L, M)
-        ROOT / "bench" / "results" / "heldout-2026-12-06",
-        # the fifteenth session (2026-12-06): six more (bench/jobs/heldout8/), predicted before
-        # they ran by the model with the LoRA path by input and output width (bench/heldout_h200.sh
-        # N, O)
-        ROOT / "bench" / "results" / "heldout-2026-12-06b",
-        # the nineteenth session (2026-12-06): six more (bench/jobs/heldout9/), predicted before
-        # they ran by the model with the H200's stream rate from gpu-stream and the GEMM
-        # efficiency shared within an architecture (bench/heldout_h200.sh P, Q; a lent H100)
-        ROOT / "bench" / "results" / "heldout-2026-12-06c",
-        # the same session: the host-bound miss (h48 1x4) in two more processes, and op tables
-        # of three GPU-bound splits (bench/calibrate_rounds_h200.sh gpuside9)
-        ROOT / "bench" / "results" / "calibrate-vs-user" / "run20",
-        # the twenty-first session (2026-12-07): six more (bench/jobs/heldout10/), predicted
-        # before they ran by the shipped model of that day, and four host-bound splits in two
-        # more processes (bench/heldout_h200.sh R, S, T and T2; a lent H100)
-        ROOT / "bench" / "results" / "heldout-2026-12-07",
-        # the twenty-third session (2026-12-07): six more (bench/jobs/heldout11/), predicted
-        # in the twenty-second session, before they ran, and four host-bound splits in two more
-        # processes (bench/heldout_h200.sh U, V, W and W2; a lent H100)
-        ROOT / "bench" / "results" / "heldout-2026-12-07b")
-# the day each set was measured on: a split's runs in one day are repeats of one measurement
-DAY = {"heldout-2026-12-04": "2026-12-04", "run8": "2026-12-04",
-       "heldout-2026-12-04b": "2026-12-04", "heldout-2026-12-04c": "2026-12-04",
-       "heldout-2026-12-05": "2026-12-05", "heldout-2026-12-06": "2026-12-06",
-       "heldout-2026-12-06b": "2026-12-06", "heldout-2026-12-06c": "2026-12-06",
-       "run20": "2026-12-06", "heldout-2026-12-07": "2026-12-07",
-       "heldout-2026-12-07b": "2026-12-07"}
-FIRST_DAY = "2026-12-03"
-# the sessions of new workloads in which every split ran in its own process, each with a
-# same-session calibration of one other workload (the issue's held-out targets)
-SESSIONS = ("heldout-2026-12-03", "heldout-2026-12-04", "heldout-2026-12-04b",
-            "heldout-2026-12-04c", "heldout-2026-12-05", "heldout-2026-12-06",
-            "heldout-2026-12-06b", "heldout-2026-12-06c", "heldout-2026-12-07",
-            "heldout-2026-12-07b")
+# every folder of held-out user runs, the day each was measured on (a split's runs in one day
+# are repeats of one measurement), and the sessions of new workloads in which every split ran
+# in its own process, each with a same-session calibration of one other workload (the
+# issue's held-out targets): bench/heldout_sets.py
+SETS = tuple(s.folder for s in HELDOUT)
+DAY = {s.name: s.day for s in HELDOUT}
+SESSIONS = tuple(s.name for s in HELDOUT if s.session)
 # the session whose host-bound splits ran in three processes whatever their error
 WITHIN_SESSION = "heldout-2026-12-05"
 OUT = ROOT / "bench" / "results" / "heldout_user_runs.json"

@@ -24,6 +24,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from heldout_sets import HELDOUT
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 RUNS = RESULTS / "calibrate-vs-user"
@@ -216,13 +218,9 @@ def transfers(machines: dict[str, dict[str, Any]]) -> dict[str, Any]:
 # MACHINE_RUNS: start name, profile (bench/calibrate_rounds_h200.sh e2e)
 CALIBRATED_STARTS = {"e2e": RESULTS / "calibrate-vs-user" / "run17" / "e2e-profile.json"}
 # machine starts of held-out user runs, each after a host probe (calibrate_vs_user.py
-# --probe-before): start name, folder (bench/heldout_h200.sh L and M, one H200 start; N and
-# O, P and Q, R-T2, U-W2, one H100 start each)
-HELDOUT_STARTS = {"heldout7": RESULTS / "heldout-2026-12-06",
-                  "heldout8": RESULTS / "heldout-2026-12-06b",
-                  "heldout9": RESULTS / "heldout-2026-12-06c",
-                  "heldout10": RESULTS / "heldout-2026-12-07",
-                  "heldout11": RESULTS / "heldout-2026-12-07b"}
+# --probe-before): start name, folder (bench/heldout_sets.py; bench/heldout_h200.sh L and M,
+# one H200 start; N and O, P and Q, R-T2, U-W2, one start each on a lent H100)
+HELDOUT_STARTS = {s.probed_start: s.folder for s in HELDOUT if s.probed_start}
 # machine starts of user runs with idle probes between and after them (`gacost probe`, 10 s,
 # nothing else running): start name, (folder of the runs' JSON lines, folder of the probes'
 # outputs); each run takes the geometric mean of the start's idle probes (run 21, the fp16
