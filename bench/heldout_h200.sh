@@ -12,9 +12,9 @@
 # splits in two more processes, the twenty-first session (2026-12-07); U, V, W and W2: six more,
 # the same way, predicted in the twenty-second session and run in the twenty-third (2026-12-07,
 # a lent H100); X, Y, Z and Z2: six more, the same way, the twenty-fourth session
-# (2026-12-07). Every split
-# is the user's plain TRL script in its own process (bench/user_script.py); results go to $OUT
-# as they come.
+# (2026-12-07, a lent H100; Z and Z2 not run: no device time left). Every split is the
+# user's plain TRL script in its own process (bench/user_script.py); results go to $OUT as
+# they come.
 #   bash bench/heldout_h200.sh A    (on the device, after installing .wheels and the project)
 set -uo pipefail
 H=bench/jobs/heldout

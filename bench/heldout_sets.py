@@ -92,4 +92,9 @@ HELDOUT = (
     # processes (bench/heldout_h200.sh U, V, W and W2; a lent H100)
     HeldoutSet(RESULTS / "heldout-2026-12-07b", "2026-12-07", session=True,
                probed_start="heldout11"),
+    # the twenty-fourth session (2026-12-07): six more (bench/jobs/heldout12/), predicted
+    # before they ran by the shipped model (bench/heldout_h200.sh X and Y; a lent H100; the
+    # device time left no room for the repeats, Z and Z2)
+    HeldoutSet(RESULTS / "heldout-2026-12-07c", "2026-12-07", session=True,
+               probed_start="heldout12"),
 )
