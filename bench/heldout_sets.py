@@ -20,8 +20,9 @@ class HeldoutSet:
     """One folder of held-out user runs.
 
     ``day``: the day it was measured (a split's runs in one day are repeats of one
-    measurement). ``session``: a session of new workloads, every split in its own process,
-    with a same-session calibration of one other workload (the issue's held-out targets).
+    measurement). ``session``: a session of new workloads, every split in its own process
+    (the issue's held-out targets), most with a same-session calibration of one other
+    workload (``other-workload-profile.json``; the fourteenth session's has none).
     ``probed_start``: the name of its machine start where every run followed a host probe
     (``calibrate_vs_user.py --probe-before``), empty if none."""
 

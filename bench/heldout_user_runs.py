@@ -51,8 +51,7 @@ from gacost.base.split import Split
 ROOT = Path(__file__).resolve().parent.parent
 # every folder of held-out user runs, the day each was measured on (a split's runs in one day
 # are repeats of one measurement), and the sessions of new workloads in which every split ran
-# in its own process, each with a same-session calibration of one other workload (the
-# issue's held-out targets): bench/heldout_sets.py
+# in its own process (the held-out targets): bench/heldout_sets.py
 SETS = tuple(s.folder for s in HELDOUT)
 DAY = {s.name: s.day for s in HELDOUT}
 SESSIONS = tuple(s.name for s in HELDOUT if s.session)
