@@ -219,7 +219,7 @@ def transfers(machines: dict[str, dict[str, Any]]) -> dict[str, Any]:
 CALIBRATED_STARTS = {"e2e": RESULTS / "calibrate-vs-user" / "run17" / "e2e-profile.json"}
 # machine starts of held-out user runs, each after a host probe (calibrate_vs_user.py
 # --probe-before): start name, folder (bench/heldout_sets.py; bench/heldout_h200.sh L and M,
-# one H200 start; N and O, P and Q, R-T2, U-W2, one start each on a lent H100)
+# one H200 start; N and O, P and Q, R-T2, U-W2, X and Y, one start each on a lent H100)
 HELDOUT_STARTS = {s.probed_start: s.folder for s in HELDOUT if s.probed_start}
 # machine starts of user runs with idle probes between and after them (`gacost probe`, 10 s,
 # nothing else running): start name, (folder of the runs' JSON lines, folder of the probes'
