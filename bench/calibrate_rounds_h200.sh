@@ -389,6 +389,15 @@ case "$1" in
     for _ in 1 2; do
       user run20-repeats.jsonl $Z/h48-qwen3-4b-s2048-b4.yaml 1x4 --updates 10
     done ;;
+  # gpuside13 (2026-12-07, twenty-fifth session): the H100's GPU-bound lean on attention-only
+  # LoRA (held-out h64 4x1, +11.0 %, and h53 4x1, +10.9 %, on lent H100s) op by op on whatever
+  # GPU the call is given, grouped by input shape as gpuside9 (h53's H100 table is run 20's):
+  # on an H200, the like-for-like pair that says whether the lean is the GPU or the workload
+  gpuside13)
+    for spec in heldout11/h64-phi3-mini-attn-s2048-b4:4x1 heldout9/h53-mistral-7b-attn-r32-s2048-b4:4x1; do
+      user run25-gpuside.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 5 --op-table 1 \
+        --op-shapes
+    done ;;
   # fp16twins1|fp16twins2 (2026-12-06, twentieth session): fp16 against bf16, the model's
   # "fp16 is taken as bf16" (GradScaler's kernels and syncs per update not counted): the
   # published T4/L4 workload at its three splits and a host-bound SmolLM2-360M at 4x4, each
@@ -408,6 +417,6 @@ case "$1" in
     for p in "${order[@]}"; do
       user fp16-trace.jsonl $F/qwen3-1.7b-lora-d0-$p-s512-b4.yaml $traced --updates 5 --trace 2
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops|crossops-tables|gpuside9|fp16twins1|fp16twins2" >&2
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops|crossops-tables|gpuside9|gpuside13|fp16twins1|fp16twins2" >&2
      exit 2 ;;
 esac

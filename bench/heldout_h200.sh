@@ -12,7 +12,8 @@
 # splits in two more processes, the twenty-first session (2026-12-07); U, V, W and W2: six more,
 # the same way, predicted in the twenty-second session and run in the twenty-third (2026-12-07,
 # a lent H100); X, Y, Z and Z2: six more, the same way, the twenty-fourth session
-# (2026-12-07, a lent H100; Z and Z2 not run: no device time left). Every split is the
+# (2026-12-07, a lent H100; Z and Z2 not run: no device time left); AA, AB, AC and AC2: six
+# more, the same way, the twenty-fifth session (2026-12-07). Every split is the
 # user's plain TRL script in its own process (bench/user_script.py); results go to $OUT as
 # they come.
 #   bash bench/heldout_h200.sh A    (on the device, after installing .wheels and the project)
@@ -28,6 +29,7 @@ Z=bench/jobs/heldout9
 T=bench/jobs/heldout10
 E=bench/jobs/heldout11
 F=bench/jobs/heldout12
+G=bench/jobs/heldout13
 COMMON=(--user-only --warmup 3 --updates 10)
 # install: the wheels and the project into /tmp/site (a fresh machine each call)
 install() {
@@ -251,5 +253,29 @@ case "$1" in
        $F/h66-llama3.2-1b-attn-r8-s512-b16.yaml:2x8 $F/h68-smollm2-1.7b-full-s1024-b8.yaml:2x4 \
        $F/h69-qwen3-0.6b-nogc-s1024-b16.yaml:2x8 $F/h71-qwen2.5-1.5b-attn-nogc-s2048-b8.yaml:1x8
      probe_idle "$1-end" ;;
-  *) echo "usage: heldout_h200.sh A|B|...|Z|Z2" >&2; exit 2 ;;
+  # the twenty-fifth session (2026-12-07): six more (bench/jobs/heldout13/), predicted
+  # before they ran (bench/results/heldout-2026-12-07d/predicted-before*.json)
+  AA) install AA; probe_idle AA-start
+     python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
+       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
+       --out "$OUT/heldout-AA.json" \
+       $G/h72-qwen3-8b-qlora-s512-b16.yaml:2x8,16x1 \
+       $G/h75-llama3.2-3b-qv-r32-s2048-b4.yaml:1x4,4x1 \
+       $G/h76-qwen2.5-0.5b-full-s2048-b8.yaml:2x4,8x1
+     probe_idle AA-end ;;
+  AB) install AB; probe_idle AB-start
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
+       --out "$OUT/heldout-AB.json" \
+       $G/h73-gemma2-2b-s512-b16.yaml:2x8,16x1 \
+       $G/h74-smollm2-360m-d01-s512-b32.yaml:4x8,32x1 \
+       $G/h77-phi3-mini-d01-s512-b16.yaml:2x8,16x1
+     probe_idle AB-end ;;
+  AC|AC2) install "$1"; probe_idle "$1-start"
+     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
+       --out "$OUT/heldout-$1-repeats.json" \
+       $G/h73-gemma2-2b-s512-b16.yaml:2x8 $G/h74-smollm2-360m-d01-s512-b32.yaml:4x8 \
+       $G/h75-llama3.2-3b-qv-r32-s2048-b4.yaml:1x4 $G/h76-qwen2.5-0.5b-full-s2048-b8.yaml:2x4
+     probe_idle "$1-end" ;;
+  *) echo "usage: heldout_h200.sh A|B|...|Z|Z2|AA|AB|AC|AC2" >&2; exit 2 ;;
 esac
