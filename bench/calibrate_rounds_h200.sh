@@ -398,6 +398,23 @@ case "$1" in
       user run25-gpuside.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 5 --op-table 1 \
         --op-shapes
     done ;;
+  # gctwins (2026-12-07, twenty-fifth session): the recompute pass at GPU-bound splits. The
+  # held-out GPU-bound splits lean by checkpointing (signed median over both Hoppers: with it,
+  # attention-only LoRA +9.3 % and full fine-tunes +6.5 %; without it, LoRA -6.3 %), so each
+  # workload runs with checkpointing and then its no-checkpointing twin (bench/jobs/gctwins/)
+  # in their own processes: the difference is the recompute's time, against the model's.
+  # Llama-3.1-8B's twin (81 GiB predicted) only where the card holds it.
+  gctwins)
+    G=bench/jobs/gctwins
+    pairs=(heldout9/h53-mistral-7b-attn-r32-s2048-b4:4x1 heldout8/h43-llama3.2-3b-attn-r8-s1024-b8:8x1
+           heldout7/h41-qwen2.5-7b-attn-s1024-b8:8x1 heldout9/h50-smollm2-1.7b-full-s512-b16:16x1)
+    mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1)
+    [ "${mib:-0}" -gt 100000 ] && pairs+=(heldout12/h70-llama3.1-8b-s1024-b8:8x1)
+    for spec in "${pairs[@]}"; do
+      job=${spec%%:*} split=${spec##*:} name=$(basename "$job")
+      user run25-gctwins.jsonl bench/jobs/$job.yaml $split --updates 10
+      user run25-gctwins.jsonl $G/twin-${name%%-*}-nogc-${name#*-}.yaml $split --updates 10
+    done ;;
   # fp16twins1|fp16twins2 (2026-12-06, twentieth session): fp16 against bf16, the model's
   # "fp16 is taken as bf16" (GradScaler's kernels and syncs per update not counted): the
   # published T4/L4 workload at its three splits and a host-bound SmolLM2-360M at 4x4, each
@@ -417,6 +434,6 @@ case "$1" in
     for p in "${order[@]}"; do
       user fp16-trace.jsonl $F/qwen3-1.7b-lora-d0-$p-s512-b4.yaml $traced --updates 5 --trace 2
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops|crossops-tables|gpuside9|gpuside13|fp16twins1|fp16twins2" >&2
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops|crossops-tables|gpuside9|gpuside13|gctwins|fp16twins1|fp16twins2" >&2
      exit 2 ;;
 esac
