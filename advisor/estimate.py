@@ -40,18 +40,17 @@ PROBE_LOG_SD = 0.15
 # the probe (mean ms per task) of a host whose time per kernel launch is the model's
 # host_base, the measured machines' typical host: each probed machine start's probes over the
 # host scales at which the shipped model matches its host-bound runs (an unmeasured machine
-# of its GPU kind), geometric mean over eleven starts (nine of the lent H100 kind: 30.0,
-# 27.2, 24.8, 22.8, 24.7, 20.2, 26.7, 24.9, 30.1 ms; two H200: 33.8, 24.1 ms;
+# of its GPU kind), geometric mean over twelve starts (ten of the lent H100 kind: 30.0,
+# 27.1, 24.7, 22.8, 24.6, 20.1, 26.7, 24.9, 26.9, 30.1 ms; two H200: 33.7, 24.3 ms;
 # bench/host_speed.py "reference probe", bench/MODEL.md "A probe for a machine nobody
 # calibrated"; 28.1 over the first five, 26.5 over the first seven, 27.0 over the first
-# eight, 26.1 over the first nine, 26.2 over the first ten, until the twenty-fourth session,
-# 2026-12-07)
+# eight, 26.1 over the first nine, 26.2 over the first ten, 26.1 over eleven and twelve)
 REFERENCE_PROBE_MS = 26.1
 # log sd of a host from its probe alone (a machine nobody calibrated): the carry error
 # between instances (PROBE_LOG_SD, 0.15) and the spread of the starts' reference probes
-# (log sd 0.144) in quadrature (0.208); each start against the other ten's reference was
-# off by 0.15 rms in log
-REFERENCE_PROBE_LOG_SD = 0.21
+# (log sd 0.137 over twelve starts) in quadrature (0.203; 0.21 over eleven, until the
+# twenty-fifth session, 2026-12-07)
+REFERENCE_PROBE_LOG_SD = 0.20
 
 
 @dataclass(frozen=True)

@@ -439,9 +439,10 @@ def _shipped_profiles() -> tuple[Profile, ...]:
 REFERENCE_FIT = "reference_fit.json"  # embedded; gacost.advisor.build_reference_fit writes it
 # The model's formulas, by name: change it with any formula of the model modules (a forgotten
 # change fails tests/test_model_v2.py, which compares the saved fit with a new one).
-MODEL_VERSION = ("2026-12-06 H200 stream at gpu-stream's full-occupancy rate, fused split 4 B, "
+MODEL_VERSION = ("2026-12-07 H200 stream at gpu-stream's full-occupancy rate, fused split 4 B, "
                  "GEMM efficiency shared within an architecture, no sqrt(v) buffer with the "
-                 "fused AdamW, AdamW's bytes in the trained dtype at the stream rate")
+                 "fused AdamW, AdamW's bytes in the trained dtype at the stream rate, a "
+                 "layer's backward 1.5 forwards of memory-bound time")
 
 
 def model_constants(terms: TimeModelParams = DEFAULT_PARAMS) -> str:

@@ -140,12 +140,19 @@ class TimeModelParams:
     """T x hidden at which GEMMs reach half their best efficiency (H200)."""
     gemm_shape_sms: int = 132
     """... on the H200's 132 SMs; a GPU with fewer SMs fills at smaller shapes."""
-    act_bytes_scale: float = 2.469
-    """Bytes at the stream rate that one pass's memory-bound kernels cost, per counted byte
-    of a layer's forward kernels (:func:`layer_kernel_bytes`): the passes' differences (a
-    backward moves about twice a forward's bytes) and the kernels' efficiency below the
-    stream rate, in one number (fitted on the traced H200 splits, bench/model_v2.py)."""
-    act_bytes_lora_scale: float = 1.021
+    act_bytes_scale: float = 2.080
+    """Bytes at the stream rate that one forward's memory-bound kernels cost, per counted byte
+    of a layer's forward kernels (:func:`layer_kernel_bytes`): the kernels' efficiency below
+    the stream rate and what the count leaves out, in one number (fitted on the traced H200
+    splits with the backward's weight below, bench/model_v2.py)."""
+    backward_bytes_per_forward: float = 1.5
+    """A layer's backward memory-bound time per forward's (the recompute is one more forward,
+    at 1): the least-squares value over the traced H200 splits, checkpointed and not (33
+    rows; relative rms 0.0633 at 1.0, 0.0608 at 1.45-1.5, 0.0615 at 1.8), where every pass
+    was charged alike before. The recompute of checkpointing was then charged a backward's
+    share: the no-checkpointing twins of four GPU-bound splits on an H100 put the recompute
+    at 65-75 % of the model's (bench/gc_twins.py, bench/MODEL.md "The recompute pass")."""
+    act_bytes_lora_scale: float = 1.012
     """Time of the LoRA path's counted element-wise bytes (:data:`LORA_IN_BYTES`,
     :data:`LORA_OUT_BYTES`, :data:`DROPOUT_BYTES_PER_INPUT`) at the stream rate, per counted
     byte: its small kernels' efficiency below the stream rate (fitted with the scale
@@ -381,8 +388,8 @@ def activation_parts(
     ``terms.act_bytes_lora_scale``, dropout's included, and its rank-r GEMMs' bytes);
     fused kernels move less. The two scales are the H200 traces' (bench/model_v2.py), L2
     residency taken out."""
-    passes = arch.num_hidden_layers * (3 if setup.gradient_checkpointing else 2)
     forwards = 2 if setup.gradient_checkpointing else 1  # the recompute is a forward
+    passes = arch.num_hidden_layers * (forwards + terms.backward_bytes_per_forward)
     fused = 1.0
     if setup.method == "qlora":
         fused *= (terms.prepare_kbit_other_factor if setup.prepare_for_kbit

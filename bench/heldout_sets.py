@@ -98,4 +98,12 @@ HELDOUT = (
     # device time left no room for the repeats, Z and Z2)
     HeldoutSet(RESULTS / "heldout-2026-12-07c", "2026-12-07", session=True,
                probed_start="heldout12"),
+    # the twenty-fifth session (2026-12-07): four GPU-bound splits with checkpointing and
+    # their no-checkpointing twins (bench/jobs/gctwins/), each in its own process
+    # (bench/calibrate_rounds_h200.sh gctwins; a lent H100), then three of six new workloads
+    # (bench/jobs/heldout13/, predicted before they ran; bench/heldout_h200.sh AB on the same
+    # start; the device time left no room for AA, with the other workload's calibration)
+    HeldoutSet(RUNS / "run25", "2026-12-07"),
+    HeldoutSet(RESULTS / "heldout-2026-12-07d", "2026-12-07", session=True,
+               probed_start="heldout13"),
 )

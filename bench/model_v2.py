@@ -132,7 +132,8 @@ def _row(workload: str, arch: ModelArch, setup: time_model.TrainSetup, m: int,
     time holds."""
     rates = _h200_rates()
     stream = rates.stream_bandwidth
-    passes = 3 if setup.gradient_checkpointing else 2
+    passes = ((2 if setup.gradient_checkpointing else 1)  # the forward (and the recompute)
+              + time_model.DEFAULT_PARAMS.backward_bytes_per_forward)
     tokens = m * setup.sequence_length
     layer_tok = tokens * arch.num_hidden_layers * passes
     counted = sum(b * time_model.dram_share(rates, time_model.BF16_KERNEL_BYTES * w * tokens)
