@@ -148,10 +148,10 @@ class TimeModelParams:
     backward_bytes_per_forward: float = 1.5
     """A layer's backward memory-bound time per forward's (the recompute is one more forward,
     at 1): the least-squares value over the traced H200 splits, checkpointed and not (33
-    rows; relative rms 0.0633 at 1.0, 0.0608 at 1.45-1.5, 0.0615 at 1.8), where every pass
-    was charged alike before. The recompute of checkpointing was then charged a backward's
-    share: the no-checkpointing twins of four GPU-bound splits on an H100 put the recompute
-    at 65-75 % of the model's (bench/gc_twins.py, bench/MODEL.md "The recompute pass")."""
+    rows; relative rms 0.0633 at 1.0, 0.0608 at 1.45-1.5, 0.0615 at 1.8). Until 2026-12-07
+    every pass was charged alike, which gave the recompute a backward's share: the
+    no-checkpointing twins of four GPU-bound splits on an H100 put the recompute at 65-75 %
+    of that charge (bench/gc_twins.py, bench/MODEL.md "The recompute pass")."""
     act_bytes_lora_scale: float = 1.012
     """Time of the LoRA path's counted element-wise bytes (:data:`LORA_IN_BYTES`,
     :data:`LORA_OUT_BYTES`, :data:`DROPOUT_BYTES_PER_INPUT`) at the stream rate, per counted
@@ -383,7 +383,8 @@ def activation_parts(
 ) -> tuple[tuple[float, float], ...]:
     """Bytes the memory-bound kernels move per token of one micro-step, by tensor shape, as
     (bytes, bytes one kernel touches) per token: a layer's counted kernels
-    (:func:`layer_kernel_bytes`) x ``terms.act_bytes_scale`` per layer and pass, then each
+    (:func:`layer_kernel_bytes`) x ``terms.act_bytes_scale`` per layer and forward pass (a
+    backward ``terms.backward_bytes_per_forward`` forwards), then each
     LoRA-wrapped module's input and output sides (its element-wise kernels' counted bytes x
     ``terms.act_bytes_lora_scale``, dropout's included, and its rank-r GEMMs' bytes);
     fused kernels move less. The two scales are the H200 traces' (bench/model_v2.py), L2

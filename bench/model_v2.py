@@ -5,7 +5,8 @@ workloads and a GPU it was not fitted to. Prints tables and writes bench/results
    and the traced user runs of bench/results/calibrate-vs-user/ whose workloads are not held
    out): the memory-bound GPU time per micro-step ("other" + copies) fitted as a GPU floor
    per launched kernel plus bytes per token (a layer's counted forward bytes by tensor width
-   x layer x pass, times one scale; per LoRA input element x layer x pass; per vocabulary
+   x layer x pass, a backward weighed ``backward_bytes_per_forward`` forwards, times one
+   scale; per LoRA input element x layer x pass; per vocabulary
    entry, left out) at the H200's stream bandwidth; the GEMM
    shape constant ``W0`` from the achieved GEMM rate against ``T x hidden``. These are the
    trace terms of ``time_model.DEFAULT_PARAMS`` (the floor per launch: the centre of the
