@@ -378,6 +378,13 @@ def layer_kernel_bytes(arch: ModelArch) -> tuple[tuple[float, int], ...]:
     return tuple(parts)
 
 
+def layer_passes(setup: TrainSetup, terms: TimeModelParams = DEFAULT_PARAMS) -> float:
+    """A layer's memory-bound passes in one micro-step, in forwards: the forward, the recompute
+    with checkpointing (one more forward) and the backward
+    (``terms.backward_bytes_per_forward``)."""
+    return (2 if setup.gradient_checkpointing else 1) + terms.backward_bytes_per_forward
+
+
 def activation_parts(
     arch: ModelArch, setup: TrainSetup, terms: TimeModelParams = DEFAULT_PARAMS
 ) -> tuple[tuple[float, float], ...]:
@@ -390,7 +397,7 @@ def activation_parts(
     fused kernels move less. The two scales are the H200 traces' (bench/model_v2.py), L2
     residency taken out."""
     forwards = 2 if setup.gradient_checkpointing else 1  # the recompute is a forward
-    passes = arch.num_hidden_layers * (forwards + terms.backward_bytes_per_forward)
+    passes = arch.num_hidden_layers * layer_passes(setup, terms)
     fused = 1.0
     if setup.method == "qlora":
         fused *= (terms.prepare_kbit_other_factor if setup.prepare_for_kbit

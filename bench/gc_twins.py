@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from heldout_sets import RESULTS, RUNS
 from tabulate import tabulate
 
 from gacost.advisor import predictor, time_model
@@ -30,8 +31,7 @@ from gacost.base.gpu_names import canonical_gpu
 from gacost.base.job import load_job
 
 ROOT = Path(__file__).resolve().parent.parent
-RUNS = ROOT / "bench" / "results" / "calibrate-vs-user"
-OUT = ROOT / "bench" / "results" / "gc_twins.json"
+OUT = RESULTS / "gc_twins.json"
 PARTS = ("host", "weights", "activations", "compute", "fixed")
 
 

@@ -44,22 +44,34 @@ install() {
 # probe_idle NAME: `gacost probe` for 10 s with nothing else running, to $OUT/probe-NAME.txt
 probe_idle() { python3 -m gacost probe --seconds 10 --quiet > "$OUT/probe-$1.txt" 2>&1
                cat "$OUT/probe-$1.txt"; }
+# other_workload: `gacost calibrate` of the one other workload of every session, passed later
+# as --profile (bench/heldout_user_runs.py)
+other_workload() { python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
+                     --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force; }
+# probed_session NAME OUT [--other] JOB:SPLITS...: on a fresh machine, idle probes at the start
+# and the end, each split the user's script in its own process after a 3-s probe, results to
+# $OUT/OUT; --other: the other workload's calibration first
+probed_session() {
+  local name=$1 out=$2; shift 2
+  install "$name"; probe_idle "$name-start"
+  if [ "${1:-}" = --other ]; then shift; other_workload; fi
+  python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 --out "$OUT/$out" "$@"
+  probe_idle "$name-end"
+}
 case "$1" in
   A) python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-A.json" \
        $H/h01-smollm2-360m-s1024-b16.yaml:4x4,8x2,16x1 \
        $H/h02-qwen2.5-1.5b-r32-s512-b8.yaml:2x4,4x2,8x1 \
        $H/h03-llama3.2-3b-s2048-b4-d01.yaml:1x4,2x2,4x1 \
        $H/h04-mistral-7b-s1024-b8.yaml:2x4,4x2,8x1 ;;
-  B) python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
-       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
+  B) other_workload
      python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-B.json" \
        $H/h05-qwen3-4b-qlora-s1024-b8.yaml:2x4,4x2,8x1 \
        $H/h06-phi3-mini-attn-nogc-s1024-b8.yaml:1x8,2x4,8x1 \
        $H/h07-qwen2.5-0.5b-full-s512-b16.yaml:2x8,4x4,16x1 ;;
   # the sixth session (2026-12-04): six new workloads, predicted before they ran
   # (bench/heldout_user_runs.py --predict; bench/results/heldout-2026-12-04/), two splits each
-  C) python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
-       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
+  C) other_workload
      python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-C.json" \
        $N/h15-smollm2-135m-attn-s2048-b32.yaml:8x4,32x1 \
        $N/h16-qwen2.5-1.5b-qlora-r64-s2048-b4.yaml:1x4,4x1 ;;
@@ -70,8 +82,7 @@ case "$1" in
        $N/h17-mistral-7b-qv-nogc-s512-b8.yaml:2x4,8x1 ;;
   # the seventh session (2026-12-04): six more workloads, predicted before they ran with the
   # memory terms of that session (bench/results/heldout-2026-12-04b/), two splits each
-  E) python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
-       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
+  E) other_workload
      python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-E.json" \
        $Q/h18-llama3.2-1b-full-s1024-b16.yaml:4x4,16x1 \
        $Q/h19-smollm2-360m-full-nogc-s512-b16.yaml:2x8,8x2 \
@@ -82,8 +93,7 @@ case "$1" in
        $Q/h22-qwen3-1.7b-qlora-d0-s2048-b4.yaml:1x4,4x1 ;;
   # the eighth session (2026-12-04): six more workloads, three of them QLoRA, predicted before
   # they ran with that session's QLoRA terms (bench/results/heldout-2026-12-04c/)
-  G) python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
-       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
+  G) other_workload
      python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-G.json" \
        $V/h25-llama3.2-1b-qlora-s2048-b8.yaml:2x4,8x1 \
        $V/h26-qwen3-0.6b-full-s1024-b16.yaml:4x4,16x1 \
@@ -96,8 +106,7 @@ case "$1" in
   # (bench/results/heldout-2026-12-05/); every split once, then the host-bound one of each
   # workload twice more after the group's first pass (the model predicts the expected run;
   # one process is one draw of the host: bench/MODEL.md, "One run is one draw")
-  I) python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
-       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
+  I) other_workload
      python3 bench/calibrate_vs_user.py "${COMMON[@]}" --out "$OUT/heldout-I.json" \
        $W/h30-qwen2.5-0.5b-s1024-b16.yaml:4x4,16x1 \
        $W/h33-smollm2-135m-full-s1024-b32.yaml:8x4,32x1
@@ -121,8 +130,7 @@ case "$1" in
   # user takes with `gacost probe` before training: does it tell the run's host?), and
   # `gacost calibrate` then `gacost probe --profile` end to end on the GPU
   L) install L; probe_idle L-start
-     python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
-       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
+     other_workload
      python3 -m gacost probe --seconds 10 --quiet --profile "$OUT/other-workload-profile.json" \
        > "$OUT/probe-L-profile.txt" 2>&1; cat "$OUT/probe-L-profile.txt"
      python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
@@ -144,138 +152,78 @@ case "$1" in
      probe_idle M-end ;;
   # the fifteenth session (2026-12-06): six more, predicted before they ran by the model with
   # the LoRA path by input and output width (bench/results/heldout-2026-12-06b/)
-  N) install N; probe_idle N-start
-     python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
-       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
-     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
-       --out "$OUT/heldout-N.json" \
+  N) probed_session N "heldout-N.json" --other \
        $Y/h44-smollm2-360m-qlora-s1024-b16.yaml:4x4,16x1 \
        $Y/h45-gemma2-2b-nogc-s512-b16.yaml:4x4,16x1 \
-       $Y/h47-qwen3-1.7b-full-s512-b16.yaml:4x4,16x1
-     probe_idle N-end ;;
-  O) install O; probe_idle O-start
-     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
-       --out "$OUT/heldout-O.json" \
+       $Y/h47-qwen3-1.7b-full-s512-b16.yaml:4x4,16x1 ;;
+  O) probed_session O "heldout-O.json" \
        $Y/h42-qwen3-8b-s512-b8.yaml:2x4,8x1 \
        $Y/h43-llama3.2-3b-attn-r8-s1024-b8.yaml:2x4,8x1 \
-       $Y/h46-mistral-7b-qlora-s1024-b8.yaml:2x4,8x1
-     probe_idle O-end ;;
+       $Y/h46-mistral-7b-qlora-s1024-b8.yaml:2x4,8x1 ;;
   # the nineteenth session (2026-12-06): six more, predicted before they ran by the model with
   # the H200's stream rate from gpu-stream and the GEMM efficiency shared within an
   # architecture (bench/results/heldout-2026-12-06c/)
-  P) install P; probe_idle P-start
-     python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
-       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
-     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
-       --out "$OUT/heldout-P.json" \
+  P) probed_session P "heldout-P.json" --other \
        $Z/h48-qwen3-4b-s2048-b4.yaml:1x4,4x1 \
        $Z/h50-smollm2-1.7b-full-s512-b16.yaml:4x4,16x1 \
-       $Z/h52-qwen2.5-1.5b-d01-nogc-s1024-b16.yaml:4x4,16x1
-     probe_idle P-end ;;
-  Q) install Q; probe_idle Q-start
-     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
-       --out "$OUT/heldout-Q.json" \
+       $Z/h52-qwen2.5-1.5b-d01-nogc-s1024-b16.yaml:4x4,16x1 ;;
+  Q) probed_session Q "heldout-Q.json" \
        $Z/h49-llama3.1-8b-qlora-s1024-b8.yaml:2x4,8x1 \
        $Z/h51-phi3-mini-qlora-s1024-b8.yaml:2x4,8x1 \
-       $Z/h53-mistral-7b-attn-r32-s2048-b4.yaml:1x4,4x1
-     probe_idle Q-end ;;
+       $Z/h53-mistral-7b-attn-r32-s2048-b4.yaml:1x4,4x1 ;;
   # the twenty-first session (2026-12-07): six more, predicted before they ran by the shipped
   # model of that day (bench/results/heldout-2026-12-07/); T, then T2, run the host-bound split
   # of the four host-bound workloads in one more process each after the first pass (one
   # process is one draw of the host)
-  R) install R; probe_idle R-start
-     python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
-       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
-     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
-       --out "$OUT/heldout-R.json" \
+  R) probed_session R "heldout-R.json" --other \
        $T/h54-qwen3-0.6b-qlora-s1024-b16.yaml:4x4,16x1 \
        $T/h57-smollm2-135m-r64-nogc-s512-b32.yaml:8x4,32x1 \
-       $T/h58-llama3.2-3b-full-s512-b16.yaml:4x4,16x1
-     probe_idle R-end ;;
-  S) install S; probe_idle S-start
-     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
-       --out "$OUT/heldout-S.json" \
+       $T/h58-llama3.2-3b-full-s512-b16.yaml:4x4,16x1 ;;
+  S) probed_session S "heldout-S.json" \
        $T/h55-llama3.2-1b-d005-s2048-b8.yaml:2x4,8x1 \
        $T/h56-llama3.1-8b-s2048-b4.yaml:1x4,4x1 \
-       $T/h59-qwen3-8b-qlora-s2048-b4.yaml:1x4,4x1
-     probe_idle S-end ;;
-  T|T2) install "$1"; probe_idle "$1-start"
-     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
-       --out "$OUT/heldout-$1-repeats.json" \
+       $T/h59-qwen3-8b-qlora-s2048-b4.yaml:1x4,4x1 ;;
+  T|T2) probed_session "$1" "heldout-$1-repeats.json" \
        $T/h54-qwen3-0.6b-qlora-s1024-b16.yaml:4x4 $T/h57-smollm2-135m-r64-nogc-s512-b32.yaml:8x4 \
-       $T/h55-llama3.2-1b-d005-s2048-b8.yaml:2x4 $T/h59-qwen3-8b-qlora-s2048-b4.yaml:1x4
-     probe_idle "$1-end" ;;
+       $T/h55-llama3.2-1b-d005-s2048-b8.yaml:2x4 $T/h59-qwen3-8b-qlora-s2048-b4.yaml:1x4 ;;
   # six more, predicted in the twenty-second session (2026-12-07) by the shipped model of that
   # day (bench/results/heldout-2026-12-07b/), when no GPU came; W, then W2, as T and T2
-  U) install U; probe_idle U-start
-     python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
-       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
-     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
-       --out "$OUT/heldout-U.json" \
+  U) probed_session U "heldout-U.json" --other \
        $E/h60-qwen2.5-0.5b-qlora-s2048-b8.yaml:2x4,8x1 \
        $E/h63-smollm2-360m-full-nogc-s1024-b16.yaml:4x4,16x1 \
-       $E/h64-phi3-mini-attn-s2048-b4.yaml:1x4,4x1
-     probe_idle U-end ;;
-  V) install V; probe_idle V-start
-     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
-       --out "$OUT/heldout-V.json" \
+       $E/h64-phi3-mini-attn-s2048-b4.yaml:1x4,4x1 ;;
+  V) probed_session V "heldout-V.json" \
        $E/h61-gemma2-2b-full-s512-b16.yaml:4x4,16x1 \
        $E/h62-qwen3-4b-d01-nogc-s1024-b4.yaml:1x4,4x1 \
-       $E/h65-qwen2.5-7b-s512-b16.yaml:4x4,16x1
-     probe_idle V-end ;;
-  W|W2) install "$1"; probe_idle "$1-start"
-     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
-       --out "$OUT/heldout-$1-repeats.json" \
+       $E/h65-qwen2.5-7b-s512-b16.yaml:4x4,16x1 ;;
+  W|W2) probed_session "$1" "heldout-$1-repeats.json" \
        $E/h60-qwen2.5-0.5b-qlora-s2048-b8.yaml:2x4 $E/h63-smollm2-360m-full-nogc-s1024-b16.yaml:4x4 \
-       $E/h62-qwen3-4b-d01-nogc-s1024-b4.yaml:1x4 $E/h64-phi3-mini-attn-s2048-b4.yaml:1x4
-     probe_idle "$1-end" ;;
+       $E/h62-qwen3-4b-d01-nogc-s1024-b4.yaml:1x4 $E/h64-phi3-mini-attn-s2048-b4.yaml:1x4 ;;
   # the twenty-fourth session (2026-12-07): six more (bench/jobs/heldout12/), predicted
   # before they ran (bench/results/heldout-2026-12-07c/predicted-before*.json)
-  X) install X; probe_idle X-start
-     python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
-       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
-     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
-       --out "$OUT/heldout-X.json" \
+  X) probed_session X "heldout-X.json" --other \
        $F/h66-llama3.2-1b-attn-r8-s512-b16.yaml:2x8,16x1 \
        $F/h68-smollm2-1.7b-full-s1024-b8.yaml:2x4,8x1 \
-       $F/h70-llama3.1-8b-s1024-b8.yaml:1x8,8x1
-     probe_idle X-end ;;
-  Y) install Y; probe_idle Y-start
-     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
-       --out "$OUT/heldout-Y.json" \
+       $F/h70-llama3.1-8b-s1024-b8.yaml:1x8,8x1 ;;
+  Y) probed_session Y "heldout-Y.json" \
        $F/h67-qwen3-1.7b-qlora-s512-b8.yaml:1x8,8x1 \
        $F/h69-qwen3-0.6b-nogc-s1024-b16.yaml:2x8,16x1 \
-       $F/h71-qwen2.5-1.5b-attn-nogc-s2048-b8.yaml:1x8,8x1
-     probe_idle Y-end ;;
-  Z|Z2) install "$1"; probe_idle "$1-start"
-     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
-       --out "$OUT/heldout-$1-repeats.json" \
+       $F/h71-qwen2.5-1.5b-attn-nogc-s2048-b8.yaml:1x8,8x1 ;;
+  Z|Z2) probed_session "$1" "heldout-$1-repeats.json" \
        $F/h66-llama3.2-1b-attn-r8-s512-b16.yaml:2x8 $F/h68-smollm2-1.7b-full-s1024-b8.yaml:2x4 \
-       $F/h69-qwen3-0.6b-nogc-s1024-b16.yaml:2x8 $F/h71-qwen2.5-1.5b-attn-nogc-s2048-b8.yaml:1x8
-     probe_idle "$1-end" ;;
+       $F/h69-qwen3-0.6b-nogc-s1024-b16.yaml:2x8 $F/h71-qwen2.5-1.5b-attn-nogc-s2048-b8.yaml:1x8 ;;
   # the twenty-fifth session (2026-12-07): six more (bench/jobs/heldout13/), predicted
   # before they ran (bench/results/heldout-2026-12-07d/predicted-before*.json)
-  AA) install AA; probe_idle AA-start
-     python3 -m gacost calibrate --job bench/jobs/qwen3-1.7b-lora-bf16-dropout.yaml \
-       --splits 1x4,2x2,4x1 --out "$OUT/other-workload-profile.json" --force
-     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
-       --out "$OUT/heldout-AA.json" \
+  AA) probed_session AA "heldout-AA.json" --other \
        $G/h72-qwen3-8b-qlora-s512-b16.yaml:2x8,16x1 \
        $G/h75-llama3.2-3b-qv-r32-s2048-b4.yaml:1x4,4x1 \
-       $G/h76-qwen2.5-0.5b-full-s2048-b8.yaml:2x4,8x1
-     probe_idle AA-end ;;
-  AB) install AB; probe_idle AB-start
-     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
-       --out "$OUT/heldout-AB.json" \
+       $G/h76-qwen2.5-0.5b-full-s2048-b8.yaml:2x4,8x1 ;;
+  AB) probed_session AB "heldout-AB.json" \
        $G/h73-gemma2-2b-s512-b16.yaml:2x8,16x1 \
        $G/h74-smollm2-360m-d01-s512-b32.yaml:4x8,32x1 \
-       $G/h77-phi3-mini-d01-s512-b16.yaml:2x8,16x1
-     probe_idle AB-end ;;
-  AC|AC2) install "$1"; probe_idle "$1-start"
-     python3 bench/calibrate_vs_user.py "${COMMON[@]}" --probe-before 3 \
-       --out "$OUT/heldout-$1-repeats.json" \
+       $G/h77-phi3-mini-d01-s512-b16.yaml:2x8,16x1 ;;
+  AC|AC2) probed_session "$1" "heldout-$1-repeats.json" \
        $G/h73-gemma2-2b-s512-b16.yaml:2x8 $G/h74-smollm2-360m-d01-s512-b32.yaml:4x8 \
-       $G/h75-llama3.2-3b-qv-r32-s2048-b4.yaml:1x4 $G/h76-qwen2.5-0.5b-full-s2048-b8.yaml:2x4
-     probe_idle "$1-end" ;;
+       $G/h75-llama3.2-3b-qv-r32-s2048-b4.yaml:1x4 $G/h76-qwen2.5-0.5b-full-s2048-b8.yaml:2x4 ;;
   *) echo "usage: heldout_h200.sh A|B|...|Z|Z2|AA|AB|AC|AC2" >&2; exit 2 ;;
 esac

@@ -24,11 +24,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from heldout_sets import HELDOUT
+from heldout_sets import HELDOUT, RESULTS, RUNS
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
-RUNS = RESULTS / "calibrate-vs-user"
 MACHINE_RUNS = ("run14", "run15", "run16")  # one machine start each
 
 
@@ -219,7 +217,7 @@ def transfers(machines: dict[str, dict[str, Any]]) -> dict[str, Any]:
 CALIBRATED_STARTS = {"e2e": RESULTS / "calibrate-vs-user" / "run17" / "e2e-profile.json"}
 # machine starts of held-out user runs, each after a host probe (calibrate_vs_user.py
 # --probe-before): start name, folder (bench/heldout_sets.py; bench/heldout_h200.sh L and M,
-# one H200 start; N and O, P and Q, R-T2, U-W2, X and Y, one start each on a lent H100)
+# one H200 start; N and O, P and Q, R-T2, U-W2, X and Y, AB, one start each on a lent H100)
 HELDOUT_STARTS = {s.probed_start: s.folder for s in HELDOUT if s.probed_start}
 # machine starts of user runs with idle probes between and after them (`gacost probe`, 10 s,
 # nothing else running): start name, (folder of the runs' JSON lines, folder of the probes'

@@ -133,10 +133,9 @@ def _row(workload: str, arch: ModelArch, setup: time_model.TrainSetup, m: int,
     time holds."""
     rates = _h200_rates()
     stream = rates.stream_bandwidth
-    passes = ((2 if setup.gradient_checkpointing else 1)  # the forward (and the recompute)
-              + time_model.DEFAULT_PARAMS.backward_bytes_per_forward)
     tokens = m * setup.sequence_length
-    layer_tok = tokens * arch.num_hidden_layers * passes
+    layer_tok = tokens * arch.num_hidden_layers * time_model.layer_passes(
+        setup, time_model.DEFAULT_PARAMS)
     counted = sum(b * time_model.dram_share(rates, time_model.BF16_KERNEL_BYTES * w * tokens)
                   for b, w in time_model.layer_kernel_bytes(arch))
     # the LoRA path with its scale at 1 and without its GEMMs, then the GEMMs alone
