@@ -415,6 +415,18 @@ case "$1" in
       user run25-gctwins.jsonl bench/jobs/$job.yaml $split --updates 10
       user run25-gctwins.jsonl $G/twin-${name%%-*}-nogc-${name#*-}.yaml $split --updates 10
     done ;;
+  # gctwinops (2026-12-07, twenty-sixth session): the recompute's over-charge (25-41 % after
+  # backward_bytes_per_forward, gctwins) split between GEMM and memory-bound work: op tables
+  # (device time by op and input shape) of a checkpointed split and its no-checkpointing twin,
+  # Mistral-7B attention-only LoRA at 4x1 and SmolLM2-1.7B full at 16x1
+  gctwinops)
+    G=bench/jobs/gctwins
+    for job in heldout9/h53-mistral-7b-attn-r32-s2048-b4:4x1 heldout9/h50-smollm2-1.7b-full-s512-b16:16x1; do
+      spec=${job%%:*} split=${job##*:} name=$(basename "${job%%:*}")
+      for f in bench/jobs/$spec.yaml $G/twin-${name%%-*}-nogc-${name#*-}.yaml; do
+        user run26-gctwinops.jsonl "$f" "$split" --updates 5 --op-table 1 --op-shapes
+      done
+    done ;;
   # fp16twins1|fp16twins2 (2026-12-06, twentieth session): fp16 against bf16, the model's
   # "fp16 is taken as bf16" (GradScaler's kernels and syncs per update not counted): the
   # published T4/L4 workload at its three splits and a host-bound SmolLM2-360M at 4x4, each
@@ -434,6 +446,6 @@ case "$1" in
     for p in "${order[@]}"; do
       user fp16-trace.jsonl $F/qwen3-1.7b-lora-d0-$p-s512-b4.yaml $traced --updates 5 --trace 2
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops|crossops-tables|gpuside9|gpuside13|gctwins|fp16twins1|fp16twins2" >&2
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops|crossops-tables|gpuside9|gpuside13|gctwins|gctwinops|fp16twins1|fp16twins2" >&2
      exit 2 ;;
 esac
