@@ -105,7 +105,9 @@ class FamilyStructure:
     ``linears``: the layer's linear modules; ``norms``: its RMSNorms (trainable in a full
     fine-tune), of which ``head_norms`` normalise each head's query and key (Qwen3) rather
     than the hidden state; ``fused``: which of the usual seven names each fused module
-    stands for (Phi-3's ``qkv_proj``).
+    stands for (Phi-3's ``qkv_proj``). ``recompute_skips_down``: the recompute of a
+    checkpointed layer skips its ``down_proj`` GEMM when no adapter wraps it (see
+    :data:`RECOMPUTE_SKIPS_DOWN`).
     """
 
     linears: tuple[str, ...]
@@ -115,6 +117,7 @@ class FamilyStructure:
     full: OperatorCounts
     fused: tuple[tuple[str, tuple[str, ...]], ...] = ()
     head_norms: int = 0
+    recompute_skips_down: bool = True
 
 
 _PHI3_FUSED = (
@@ -153,6 +156,7 @@ STRUCTURE: dict[str, FamilyStructure] = {
         half=OperatorCounts(224.0, 160.0, 26.0, 18.0, 179.0, 147.0, 7.0, 4.0),
         fp32=OperatorCounts(200.0, 144.0, 14.0, 10.0, 168.0, 144.0, 7.0, 4.0),
         full=OperatorCounts(243.0, 179.0, 0.0, 0.0, 190.0, 190.0),
+        recompute_skips_down=False,
     ),
     "phi3": FamilyStructure(
         linears=tuple(name for name, _ in _PHI3_FUSED), norms=2,
@@ -162,6 +166,21 @@ STRUCTURE: dict[str, FamilyStructure] = {
         fused=_PHI3_FUSED,
     ),
 }
+# RECOMPUTE_SKIPS_DOWN: TRL runs gradient checkpointing non-reentrant (SFTTrainer sets
+# ``use_reentrant=False``), whose recompute stops once it has rebuilt the last tensor the
+# layer's backward saved (torch.utils.checkpoint's early stop, on by default). The last linear
+# of a Llama, Qwen2/3, Mistral or Phi-3 layer, ``down_proj``, saves nothing of its own output
+# (its input, saved for a trained weight's gradient, exists before it runs; a frozen base
+# saves nothing, bitsandbytes' 4-bit matmul keeps its weight on ``ctx``), so its GEMM is not
+# re-run unless an adapter wraps it (PEFT runs lora_A and lora_B after the base layer, and
+# lora_B saves its input). Gemma-2 normalises the MLP's output (post_feedforward_layernorm,
+# which saves it), so its recompute runs the whole layer. Counted on CPU with a tiny model of
+# each family (bench/recompute_gemms.py: the down_proj GEMM is absent from the recompute of
+# attention-only LoRA and of a full fine-tune, present with LoRA on down_proj and in Gemma-2),
+# and measured on an H100 (bench/gc_twins.py, op tables of two checkpointed splits and their
+# twins: the recompute's GEMM time 0.74 and 0.72 of a forward's, where 0.73 and 0.75 of the
+# decoder's linear FLOPs are outside down_proj).
+RECOMPUTE_SKIPS_DOWN = "down_proj"
 # model_type -> family whose CPU counts it shares (Mistral and Qwen2 counted equal to Llama
 # with checkpointing: 812 and 1462 operators at 2 and 4 layers).
 FAMILY_OF = {
@@ -290,6 +309,17 @@ def wrapped_modules(arch: ModelArch, setup: TrainSetup) -> list[tuple[str, tuple
     targets = set(setup.lora_targets)
     return [(name, parts) for name, parts in _modules(arch)
             if name in targets or targets & set(parts)]
+
+
+def recompute_skipped_params(arch: ModelArch, setup: TrainSetup) -> int:
+    """Decoder linear parameters per layer whose GEMM the checkpointed recompute does not re-run
+    (:data:`RECOMPUTE_SKIPS_DOWN`): ``down_proj``'s, where the family's layer ends with it and
+    no adapter wraps it; 0 without checkpointing."""
+    if not setup.gradient_checkpointing or not structure(arch).recompute_skips_down:
+        return 0
+    if any(RECOMPUTE_SKIPS_DOWN in parts for _, parts in wrapped_modules(arch, setup)):
+        return 0
+    return arch.hidden_size * arch.intermediate_size
 
 
 def _first_layer_no_grad(arch: ModelArch, setup: TrainSetup) -> int:

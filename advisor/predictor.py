@@ -442,7 +442,8 @@ REFERENCE_FIT = "reference_fit.json"  # embedded; gacost.advisor.build_reference
 MODEL_VERSION = ("2026-12-07 H200 stream at gpu-stream's full-occupancy rate, fused split 4 B, "
                  "GEMM efficiency shared within an architecture, no sqrt(v) buffer with the "
                  "fused AdamW, AdamW's bytes in the trained dtype at the stream rate, a "
-                 "layer's backward 1.5 forwards of memory-bound time")
+                 "layer's backward 1.5 forwards of memory-bound time, the recompute stops before "
+                 "an unwrapped down_proj")
 
 
 def model_constants(terms: TimeModelParams = DEFAULT_PARAMS) -> str:

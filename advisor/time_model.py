@@ -8,10 +8,14 @@ of ``m`` sequences (``T = m * s`` tokens) launches ``L(m)`` kernels
   host CPU, VM and Python stack (fitted per calibration host, a prior elsewhere); ``f_host``
   the measured per-launch cost of the configuration relative to LoRA with checkpointing
   (QLoRA's bitsandbytes launches, Liger's Triton launches, no recompute hooks),
-* GPU time ``t_gpu = F T / (P eta(T h)) + (W + A T) / BW_stream + L(m) g``:
+* GPU time ``t_gpu = F T / (P eta(T h)) + F_a T / (P eta_a) + (W + A T) / BW_stream + L(m) g``:
   GEMM FLOPs ``F`` per token at the GPU's sustained matmul rate ``P`` and an efficiency that
   grows with the GEMM rows x width, ``eta = eta_max * T h / (T h + W0)`` (``W0`` in
-  proportion to the GPU's SM count: a smaller GPU fills with fewer tiles); the memory-bound
+  proportion to the GPU's SM count: a smaller GPU fills with fewer tiles); the causal
+  attention core's FLOPs ``F_a`` at its own traced rate (:func:`attention_efficiency`, by
+  ``s x head_dim`` and ``m x s x heads``); the recompute of checkpointing multiplies every
+  decoder linear again but a trailing ``down_proj`` no adapter wraps
+  (:func:`recompute_linear_params`); the memory-bound
   kernels (casts, element-wise, norms, the loss: 50-66 % of GPU time on the H200) as bytes
   per token ``A`` by tensor shape at the GPU's stream bandwidth (the table's: the rate a
   streaming kernel reaches, on the H200 at full occupancy, data/GPUS.md), less the reads its
@@ -140,6 +144,21 @@ class TimeModelParams:
     """T x hidden at which GEMMs reach half their best efficiency (H200)."""
     gemm_shape_sms: int = 132
     """... on the H200's 132 SMs; a GPU with fewer SMs fills at smaller shapes."""
+    attention_best_efficiency: float = 0.598
+    """The attention core's best rate (its fused SDPA kernels, forward, recompute and backward)
+    as a share of the GPU's sustained matmul rate, reached as ``s x head_dim`` and the query
+    rows grow (:func:`attention_efficiency`). This and the two shape constants below are the
+    least-squares fit of bench/attention_rate.py over every traced split's attention time (73
+    splits of the H200 sweep, traced user runs and op tables, H200 and H100; log rms 0.10).
+    Until 2026-12-07 the core ran at the frozen GEMMs' efficiency, where it was measured at
+    0.08-0.63 of the matmul rate."""
+    attention_shape_x0: float = 5.62e4
+    """``s x head_dim`` at which the attention core reaches half its best rate (0: the
+    frozen GEMMs' efficiency)."""
+    attention_rows_y0: float = 1.53e4
+    """``m x s x heads`` (query rows times heads: the blocks to spread over the SMs) at which
+    the attention core reaches half its best rate, on the traced GPUs' 132 SMs (a GPU's is
+    in proportion to its SM count, as the GEMMs' shape constant)."""
     act_bytes_scale: float = 2.080
     """Bytes at the stream rate that one forward's memory-bound kernels cost, per counted byte
     of a layer's forward kernels (:func:`layer_kernel_bytes`): the kernels' efficiency below
@@ -254,6 +273,10 @@ class WorkCosts:
     host_launch_factor: float  # host seconds per launch relative to LoRA with checkpointing
     compute_precision: str
     hidden: int = 0
+    # the causal attention core's share of flops_per_token, and its sequence x head width
+    attention_flops_per_token: float = 0.0
+    attention_shape: float = 0.0
+    attention_heads: int = 0
     act_bytes_per_token: float = 0.0
     # the same bytes by tensor shape: (bytes per token, bytes one kernel touches per token)
     act_parts: tuple[tuple[float, float], ...] = ()
@@ -281,6 +304,7 @@ class GpuRates:
     bandwidth: float
     stream_bandwidth: float = 0.0
     gemm_shape_w0: float = 0.0  # T x hidden at half GEMM efficiency (0: the terms' H200 one)
+    attention_rows_y0: float = 0.0  # m x s x heads at half attention rate (0: the terms')
     l2_bytes: float = 0.0  # L2 capacity (0: unknown, every byte from DRAM)
     l2_bandwidth: float = 0.0  # bytes/s of L2 reads (0: unknown)
 
@@ -333,29 +357,48 @@ def trainable_params(arch: ModelArch, setup: TrainSetup) -> int:
 
 
 def flops_per_token(arch: ModelArch, setup: TrainSetup) -> float:
-    """Training FLOPs per token of one micro-step (frozen base + adapters, or full)."""
+    """Training FLOPs per token of one micro-step (frozen base + adapters, or full), the
+    attention core's (:func:`attention_flops_per_token`) included."""
     n_dec, n_head = frozen_linear_params(arch)
     n = n_dec + n_head
     ckpt = setup.gradient_checkpointing
-    # causal attention core, forward: QK^T and AV, 2 * 2 * s * d / 2 per token and layer
-    attn_fwd = arch.num_hidden_layers * 2 * setup.sequence_length * arch.query_width
-    attn = attn_fwd * (4 if ckpt else 3)  # forward, (recompute), backward = 2 x forward
+    recompute = 2 * recompute_linear_params(arch, setup)
+    attn = attention_flops_per_token(arch, setup)
     if setup.method == "full":
-        return 6 * n + (2 * n_dec if ckpt else 0) + attn
+        return 6 * n + recompute + attn
     p_lora = trainable_params(arch, setup)
-    base = 4 * n + (2 * n_dec if ckpt else 0)  # forward + input-gradient GEMMs (+ recompute)
+    base = 4 * n + recompute  # forward + input-gradient GEMMs (+ recompute)
     return base + attn + (8 if ckpt else 6) * p_lora
+
+
+def attention_flops_per_token(arch: ModelArch, setup: TrainSetup) -> float:
+    """FLOPs per token of the causal attention core (``QK^T`` and ``AV``, ``2 * 2 * s * d / 2``
+    per token and layer in the forward) over the forward, the recompute with checkpointing,
+    and the backward (two forwards)."""
+    forward = arch.num_hidden_layers * 2 * setup.sequence_length * arch.query_width
+    return float(forward * (4 if setup.gradient_checkpointing else 3))
+
+
+def recompute_linear_params(arch: ModelArch, setup: TrainSetup) -> int:
+    """Decoder linear parameters the checkpointed recompute multiplies again (0 without
+    checkpointing): every layer's but a trailing ``down_proj`` the recompute stops before
+    (:func:`gacost.advisor.kernel_counts.recompute_skipped_params`)."""
+    if not setup.gradient_checkpointing:
+        return 0
+    skipped = kernel_counts.recompute_skipped_params(arch, setup)
+    return arch.num_hidden_layers * (arch.layer_linear_params - skipped)
 
 
 def weight_traffic_bytes(arch: ModelArch, setup: TrainSetup) -> float:
     """Bytes of frozen weights streamed from memory in one micro-step."""
     n_dec, n_head = frozen_linear_params(arch)
-    dec_passes = 3 if setup.gradient_checkpointing else 2  # forward, (recompute), backward
+    # forward, backward, and the recompute's (checkpointing)
+    dec = 2 * n_dec + recompute_linear_params(arch, setup)
     if setup.method == "qlora":
         per_dec = QLORA_BYTES_PER_PARAM + DEQUANT_BYTES_PER_PARAM
-        return n_dec * dec_passes * per_dec + n_head * 2 * 4.0  # LM head upcast to fp32
+        return dec * per_dec + n_head * 2 * 4.0  # LM head upcast to fp32
     b = 4.0 if setup.precision == "fp32" else 2.0
-    return (n_dec * dec_passes + n_head * 2) * b
+    return (dec + n_head * 2) * b
 
 
 def layer_kernel_bytes(arch: ModelArch) -> tuple[tuple[float, int], ...]:
@@ -511,6 +554,9 @@ def work_costs(
         host_launch_factor=host_factor(setup, terms),
         compute_precision="fp16" if setup.method == "qlora" else setup.precision,
         hidden=arch.hidden_size,
+        attention_flops_per_token=attention_flops_per_token(arch, setup),
+        attention_shape=float(setup.sequence_length * arch.head_dim),
+        attention_heads=arch.num_attention_heads,
         act_bytes_per_token=activation_bytes_per_token(arch, setup, terms),
         act_parts=activation_parts(arch, setup, terms),
         launches=launches,
@@ -544,11 +590,13 @@ def gpu_rates(
         flops = peak * (gpu.matmul_fraction or terms.default_matmul_fraction)
     stream = gpu.stream_bandwidth_gbs or gpu.bandwidth_gbs * terms.stream_fraction
     # tiles to fill the GPU scale with its SM count (one wave of output tiles per SM)
-    w0 = terms.gemm_shape_w0 * (gpu.sm_count / terms.gemm_shape_sms if gpu.sm_count else 1.0)
+    sms = gpu.sm_count / terms.gemm_shape_sms if gpu.sm_count else 1.0
+    w0 = terms.gemm_shape_w0 * sms
     l2_rate = (L2_BYTES_PER_CLOCK_PER_SM * gpu.sm_count * gpu.boost_clock_mhz * 1e6
                if gpu.sm_count and gpu.boost_clock_mhz and gpu.l2_mb else 0.0)
     return GpuRates(flops=flops * 1e12, bandwidth=gpu.bandwidth_gbs * 1e9,
                     stream_bandwidth=stream * 1e9, gemm_shape_w0=w0,
+                    attention_rows_y0=terms.attention_rows_y0 * sms,
                     l2_bytes=(gpu.l2_mb or 0.0) * 2**20 if l2_rate else 0.0,
                     l2_bandwidth=l2_rate)
 
@@ -564,6 +612,21 @@ def activation_seconds(costs: WorkCosts, rates: GpuRates, tokens: int) -> float:
                for b, f in costs.act_parts) / stream
 
 
+def attention_efficiency(costs: WorkCosts, rates: GpuRates, m: int) -> float:
+    """The attention core's rate at ``m`` sequences as a share of the sustained matmul rate:
+    ``e_max * x / (x + x0) * y / (y + y0)`` with ``x = s x head_dim`` and
+    ``y = m x s x heads`` (``terms.attention_*``; ``y0`` the GPU's); 0 where the terms or
+    the costs have no attention shape (then it runs at the GEMMs' efficiency)."""
+    terms = costs.terms
+    x = costs.attention_shape
+    y = m * costs.sequence_length * costs.attention_heads
+    y0 = rates.attention_rows_y0 or terms.attention_rows_y0
+    if terms.attention_shape_x0 <= 0 or x <= 0 or y <= 0:
+        return 0.0
+    return (terms.attention_best_efficiency * x / (x + terms.attention_shape_x0)
+            * y / (y + y0))
+
+
 def micro_step(costs: WorkCosts, rates: GpuRates, params: TimeParams, m: int) -> MicroStep:
     """The parts of one micro-step of ``m`` sequences."""
     tokens = m * costs.sequence_length
@@ -571,11 +634,16 @@ def micro_step(costs: WorkCosts, rates: GpuRates, params: TimeParams, m: int) ->
     shape = tokens * costs.hidden
     w0 = rates.gemm_shape_w0 or costs.terms.gemm_shape_w0
     eta = params.efficiency * (shape / (shape + w0) if costs.hidden else 1.0)
+    attention_eta = attention_efficiency(costs, rates, m)
+    attention = costs.attention_flops_per_token if attention_eta else 0.0
+    compute = (costs.flops_per_token - attention) * tokens / (rates.flops * eta)
+    if attention:
+        compute += attention * tokens / (rates.flops * attention_eta)
     return MicroStep(
         host=(params.host_s_per_launch * (launches + costs.extra_host_launches)
               * costs.host_launch_factor),
         traffic=costs.weight_bytes / rates.bandwidth + activation_seconds(costs, rates, tokens),
-        compute=costs.flops_per_token * tokens / (rates.flops * eta),
+        compute=compute,
         fixed=launches * params.gpu_s_per_launch,
     )
 

@@ -427,6 +427,16 @@ case "$1" in
         user run26-gctwinops.jsonl "$f" "$split" --updates 5 --op-table 1 --op-shapes
       done
     done ;;
+  # vocab26 (planned in the twenty-sixth session): the held-out Qwen2.5-0.5B full fine-tune at
+  # s2048 ran 24 % over the model at its GPU-bound 8x1 on a lent H100 (14 % with the probe)
+  # where the same model at s512 (h07, 16x1) is within a few per cent: op tables, with input
+  # shapes, of both on one GPU, to see what takes the time (the loss over its 152k-entry
+  # vocabulary, not in the model; per-update work of many small tensors; or host overlap)
+  vocab26)
+    for spec in heldout13/h76-qwen2.5-0.5b-full-s2048-b8:8x1 heldout/h07-qwen2.5-0.5b-full-s512-b16:16x1; do
+      user run27-vocab.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 5 --op-table 1 \
+        --op-shapes
+    done ;;
   # fp16twins1|fp16twins2 (2026-12-06, twentieth session): fp16 against bf16, the model's
   # "fp16 is taken as bf16" (GradScaler's kernels and syncs per update not counted): the
   # published T4/L4 workload at its three splits and a host-bound SmolLM2-360M at 4x4, each
@@ -446,6 +456,6 @@ case "$1" in
     for p in "${order[@]}"; do
       user fp16-trace.jsonl $F/qwen3-1.7b-lora-d0-$p-s512-b4.yaml $traced --updates 5 --trace 2
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops|crossops-tables|gpuside9|gpuside13|gctwins|gctwinops|fp16twins1|fp16twins2" >&2
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops|crossops-tables|gpuside9|gpuside13|gctwins|gctwinops|vocab26|fp16twins1|fp16twins2" >&2
      exit 2 ;;
 esac

@@ -95,10 +95,55 @@ def pairs(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+def device_ms_by_class(run: dict[str, Any]) -> dict[str, float]:
+    """A run's op table (``user_script.py --op-table``, one update) as device ms by class:
+    GEMMs with the attention core, and the memory-bound rest."""
+    from crossgpu_traces import op_class
+
+    out = {"gemm": 0.0, "memory": 0.0}
+    for r in run.get("op_table") or []:
+        if r["op"].startswith("aten::") and r.get("device_us", 0) > 0:
+            key = "memory" if op_class(r["op"]) == "memory" else "gemm"
+            out[key] += r["device_us"] / 1e3
+    return out
+
+
+def op_pairs(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The recompute's device time by class (op tables of a checkpointed run and its twin's)
+    against the model's: GEMMs and attention against its compute, the memory-bound rest
+    against its weight traffic, memory-bound activations and per-launch floor (each summed
+    over the update; the optimizer's is in both and cancels)."""
+    rows = []
+    traced = {(x["job"], x["split"]): x for x in lines if x.get("op_table")}
+    for r in pairs(lines):
+        gc_job = next(x["job"] for x in lines if Path(x["job"]).stem == r["job"])
+        jobs = (gc_job, twin_path(gc_job))
+        if any((job, r["split"]) not in traced for job in jobs):
+            continue
+        tables = [device_ms_by_class(traced[job, r["split"]]) for job in jobs]
+        model = {k: model_parts(job, r["split"], r["gpu"]) for k, job in
+                 (("gc", gc_job), ("nogc", twin_path(gc_job)))}
+        gemm_model = (model["gc"]["compute"] - model["nogc"]["compute"]) * 1e3
+        memory_model = sum(model["gc"][p] - model["nogc"][p]
+                           for p in ("weights", "activations", "fixed")) * 1e3
+        gemm = tables[0]["gemm"] - tables[1]["gemm"]
+        memory = tables[0]["memory"] - tables[1]["memory"]
+        rows.append({"job": r["job"], "split": r["split"], "gpu": r["gpu"],
+                     "gemm_ms": {"gc": round(tables[0]["gemm"], 1),
+                                 "nogc": round(tables[1]["gemm"], 1),
+                                 "recompute": round(gemm, 1), "model": round(gemm_model, 1)},
+                     "memory_ms": {"gc": round(tables[0]["memory"], 1),
+                                   "nogc": round(tables[1]["memory"], 1),
+                                   "recompute": round(memory, 1),
+                                   "model": round(memory_model, 1)}})
+    return rows
+
+
 def main(argv: list[str]) -> int:
-    files = [Path(a) for a in argv] or sorted(RUNS.glob("run*/run*-gctwins.jsonl"))
-    lines = [json.loads(x) for f in files for x in f.read_text().splitlines() if x.strip()]
-    rows = pairs(lines)
+    files = [Path(a) for a in argv] or sorted(RUNS.glob("run*/run*-gctwin*.jsonl"))
+    # each file one machine start: a checkpointed run paired with its twin's of the same file
+    starts = [[json.loads(x) for x in f.read_text().splitlines() if x.strip()] for f in files]
+    rows = [r for lines in starts for r in pairs(lines)]
     if not rows:
         print("no pairs of a checkpointed run and its twin in", *map(str, files))
         return 1
@@ -112,10 +157,23 @@ def main(argv: list[str]) -> int:
         headers=["workload", "split", "GPU", "GC s", "no GC s", "model GC", "model no GC",
                  "recompute s", "model's", "error",
                  "model's recompute by part (s; the host overlaps the GPU's parts)"]))
+    ops = [r for lines in starts for r in op_pairs(lines)]
+    if ops:
+        print()
+        print("The recompute by class, device ms per update (op tables of the pair, one update "
+              "each; GEMMs with attention, the memory-bound rest):")
+        print(tabulate(
+            [[r["job"], r["split"], r["gpu"],
+              *(x for c in ("gemm_ms", "memory_ms") for x in (
+                  r[c]["nogc"], r[c]["recompute"], r[c]["model"],
+                  f"{r[c]['model'] / r[c]['recompute'] - 1:+.1%}"))]
+             for r in ops],
+            headers=["workload", "split", "GPU", "GEMM no GC", "recompute", "model's", "error",
+                     "memory no GC", "recompute", "model's", "error"]))
     shown = [str(f.resolve().relative_to(ROOT)) if f.resolve().is_relative_to(ROOT) else f.name
              for f in files]
     OUT.write_text(json.dumps({"files": shown,
-                               "pairs": rows}, indent=1) + "\n")
+                               "pairs": rows, "op_pairs": ops}, indent=1) + "\n")
     return 0
 
 

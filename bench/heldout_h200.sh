@@ -13,7 +13,9 @@
 # the same way, predicted in the twenty-second session and run in the twenty-third (2026-12-07,
 # a lent H100); X, Y, Z and Z2: six more, the same way, the twenty-fourth session
 # (2026-12-07, a lent H100; Z and Z2 not run: no device time left); AA, AB, AC and AC2: six
-# more, the same way, the twenty-fifth session (2026-12-07). Every split is the
+# more, the same way, predicted in the twenty-fifth session (2026-12-07), AB run then, AA, AA2
+# (h76's 8x1, after AA ran past its call's limit), AC and AC2 on another start in the
+# twenty-sixth (bench/results/heldout-2026-12-07e/). Every split is the
 # user's plain TRL script in its own process (bench/user_script.py); results go to $OUT as
 # they come.
 #   bash bench/heldout_h200.sh A    (on the device, after installing .wheels and the project)
@@ -218,6 +220,9 @@ case "$1" in
        $G/h72-qwen3-8b-qlora-s512-b16.yaml:2x8,16x1 \
        $G/h75-llama3.2-3b-qv-r32-s2048-b4.yaml:1x4,4x1 \
        $G/h76-qwen2.5-0.5b-full-s2048-b8.yaml:2x4,8x1 ;;
+  # AA2: what AA's call did not reach (run on 2026-12-07 by hand with these commands; its end
+  # probe was saved as probe-AA-end.txt, AA's own never ran)
+  AA2) probed_session AA2 "heldout-AA2.json" $G/h76-qwen2.5-0.5b-full-s2048-b8.yaml:8x1 ;;
   AB) probed_session AB "heldout-AB.json" \
        $G/h73-gemma2-2b-s512-b16.yaml:2x8,16x1 \
        $G/h74-smollm2-360m-d01-s512-b32.yaml:4x8,32x1 \
@@ -225,5 +230,5 @@ case "$1" in
   AC|AC2) probed_session "$1" "heldout-$1-repeats.json" \
        $G/h73-gemma2-2b-s512-b16.yaml:2x8 $G/h74-smollm2-360m-d01-s512-b32.yaml:4x8 \
        $G/h75-llama3.2-3b-qv-r32-s2048-b4.yaml:1x4 $G/h76-qwen2.5-0.5b-full-s2048-b8.yaml:2x4 ;;
-  *) echo "usage: heldout_h200.sh A|B|...|Z|Z2|AA|AB|AC|AC2" >&2; exit 2 ;;
+  *) echo "usage: heldout_h200.sh A|B|...|Z|Z2|AA|AA2|AB|AC|AC2" >&2; exit 2 ;;
 esac

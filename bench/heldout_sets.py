@@ -106,4 +106,12 @@ HELDOUT = (
     HeldoutSet(RUNS / "run25", "2026-12-07"),
     HeldoutSet(RESULTS / "heldout-2026-12-07d", "2026-12-07", session=True,
                probed_start="heldout13"),
+    # the twenty-sixth session (2026-12-07), one lent H100 start: the other three workloads
+    # of session 13 and the other workload's calibration (bench/heldout_h200.sh AA; h76 8x1
+    # in a second call, AA2, after the first ran past its limit), four host-bound splits in
+    # two more processes (AC, AC2), and op tables of two checkpointed splits and their
+    # no-checkpointing twins (bench/calibrate_rounds_h200.sh gctwinops)
+    HeldoutSet(RESULTS / "heldout-2026-12-07e", "2026-12-07", session=True,
+               probed_start="heldout13b"),
+    HeldoutSet(RUNS / "run26", "2026-12-07"),
 )

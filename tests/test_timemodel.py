@@ -61,7 +61,12 @@ def test_gpu_bound_micro_step_grows_with_m_and_gemms_get_more_efficient() -> Non
     assert per_token[0] > per_token[1] > per_token[2]
     t = 2048 * arch.hidden_size
     eta = 0.9 * t / (t + TERMS.gemm_shape_w0)
-    assert parts[0].compute == pytest.approx(costs.flops_per_token * 2048 / (100e12 * eta))
+    # the attention core at its own rate (tests/test_attention_rate.py), the rest at eta
+    attention = costs.attention_flops_per_token * 2048 / (
+        100e12 * time_model.attention_efficiency(costs, RATES, 1))
+    assert parts[0].compute == pytest.approx(
+        (costs.flops_per_token - costs.attention_flops_per_token) * 2048 / (100e12 * eta)
+        + attention)
     # memory-bound bytes grow with the tokens; frozen weights are read once per micro-step
     weights = costs.weight_bytes / RATES.bandwidth
     stream = RATES.bandwidth * TERMS.stream_fraction  # RATES has no stream rate
@@ -117,13 +122,16 @@ def test_gpu_rates_need_a_tensor_rate() -> None:
     w0 = TERMS.gemm_shape_w0 * 40 / 132
     # ... and an L2 of 4 MiB read at 5120 B/clk per 108 SMs x 40 SMs x 1590 MHz
     l2 = time_model.L2_BYTES_PER_CLOCK_PER_SM * 40 * 1590 * 1e6
+    # ... and the attention core's rows that fill them the same way
+    y0 = TERMS.attention_rows_y0 * (40 / 132)
     assert rates == GpuRates(flops=24e12, bandwidth=320e9, stream_bandwidth=239e9,
-                             gemm_shape_w0=w0, l2_bytes=4 * 2**20, l2_bandwidth=l2)
+                             gemm_shape_w0=w0, attention_rows_y0=y0, l2_bytes=4 * 2**20,
+                             l2_bandwidth=l2)
     unknown = replace(t4, sustained_tflops=None, stream_bandwidth_gbs=None, matmul_fraction=None,
                       sm_count=None)
     assert time_model.gpu_rates(unknown, "fp16") == GpuRates(
         flops=65e12 * 0.75, bandwidth=320e9, stream_bandwidth=320e9 * TERMS.stream_fraction,
-        gemm_shape_w0=TERMS.gemm_shape_w0)
+        gemm_shape_w0=TERMS.gemm_shape_w0, attention_rows_y0=TERMS.attention_rows_y0)
 
 
 def test_memory_bound_reads_that_fit_in_l2_cost_less_on_a_card_with_a_large_l2() -> None:
