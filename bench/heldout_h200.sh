@@ -15,7 +15,8 @@
 # (2026-12-07, a lent H100; Z and Z2 not run: no device time left); AA, AB, AC and AC2: six
 # more, the same way, predicted in the twenty-fifth session (2026-12-07), AB run then, AA, AA2
 # (h76's 8x1, after AA ran past its call's limit), AC and AC2 on another start in the
-# twenty-sixth (bench/results/heldout-2026-12-07e/). Every split is the
+# twenty-sixth (bench/results/heldout-2026-12-07e/); AD, AE, AF and AF2: six more, the same
+# way, predicted in the twenty-sixth session (2026-12-07). Every split is the
 # user's plain TRL script in its own process (bench/user_script.py); results go to $OUT as
 # they come.
 #   bash bench/heldout_h200.sh A    (on the device, after installing .wheels and the project)
@@ -32,6 +33,7 @@ T=bench/jobs/heldout10
 E=bench/jobs/heldout11
 F=bench/jobs/heldout12
 G=bench/jobs/heldout13
+I=bench/jobs/heldout14
 COMMON=(--user-only --warmup 3 --updates 10)
 # install: the wheels and the project into /tmp/site (a fresh machine each call)
 install() {
@@ -230,5 +232,19 @@ case "$1" in
   AC|AC2) probed_session "$1" "heldout-$1-repeats.json" \
        $G/h73-gemma2-2b-s512-b16.yaml:2x8 $G/h74-smollm2-360m-d01-s512-b32.yaml:4x8 \
        $G/h75-llama3.2-3b-qv-r32-s2048-b4.yaml:1x4 $G/h76-qwen2.5-0.5b-full-s2048-b8.yaml:2x4 ;;
-  *) echo "usage: heldout_h200.sh A|B|...|Z|Z2|AA|AA2|AB|AC|AC2" >&2; exit 2 ;;
+  # the twenty-sixth session (2026-12-07): six more (bench/jobs/heldout14/), predicted
+  # before they ran (bench/results/heldout-2026-12-07f/predicted-before*.json); AF, then
+  # AF2, run the four host-bound splits in one more process each
+  AD) probed_session AD "heldout-AD.json" --other \
+       $I/h78-llama3.2-1b-full-s2048-b8.yaml:2x4,8x1 \
+       $I/h81-smollm2-1.7b-attn-s1024-b16.yaml:4x4,16x1 \
+       $I/h83-gemma2-2b-qv-s2048-b4.yaml:1x4,4x1 ;;
+  AE) probed_session AE "heldout-AE.json" \
+       $I/h79-qwen3-4b-s1024-b8.yaml:2x4,8x1 \
+       $I/h80-mistral-7b-qlora-s2048-b4.yaml:1x4,4x1 \
+       $I/h82-qwen2.5-1.5b-full-nogc-s1024-b8.yaml:2x4,8x1 ;;
+  AF|AF2) probed_session "$1" "heldout-$1-repeats.json" \
+       $I/h78-llama3.2-1b-full-s2048-b8.yaml:2x4 $I/h79-qwen3-4b-s1024-b8.yaml:2x4 \
+       $I/h81-smollm2-1.7b-attn-s1024-b16.yaml:4x4 $I/h83-gemma2-2b-qv-s2048-b4.yaml:1x4 ;;
+  *) echo "usage: heldout_h200.sh A|B|...|Z|Z2|AA|AA2|AB|AC|AC2|AD|AE|AF|AF2" >&2; exit 2 ;;
 esac
