@@ -8,9 +8,12 @@ and then its twin without (``bench/jobs/gctwins/``), each in its own process on 
 The difference of the two is the recompute pass's time; this script sets it beside the
 model's, part by part (host, weight traffic, memory-bound activations, GEMM compute, per-launch
 floor; the host overlaps the GPU's parts, so only these add up to the update's difference),
-at the central parameters for a machine nobody measured.
+at the central parameters for a machine nobody measured. Where both runs of a pair carry an op
+table (``bash bench/calibrate_rounds_h200.sh gctwinops``, run 26), a second table splits the
+recompute's device time into GEMMs (with the attention core) and the memory-bound rest,
+against the model's compute and memory-bound parts.
 
-    python bench/gc_twins.py [RUNS.jsonl ...]   # default: every run*-gctwins.jsonl
+    python bench/gc_twins.py [RUNS.jsonl ...]   # default: every run*-gctwin*.jsonl
 
 Prints a table and writes ``bench/results/gc_twins.json``.
 """
