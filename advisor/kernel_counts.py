@@ -312,10 +312,11 @@ def wrapped_modules(arch: ModelArch, setup: TrainSetup) -> list[tuple[str, tuple
 
 
 def recompute_skipped_params(arch: ModelArch, setup: TrainSetup) -> int:
-    """Decoder linear parameters per layer whose GEMM the checkpointed recompute does not re-run
+    """Decoder linear parameters per layer whose GEMM a checkpointed recompute does not re-run
     (:data:`RECOMPUTE_SKIPS_DOWN`): ``down_proj``'s, where the family's layer ends with it and
-    no adapter wraps it; 0 without checkpointing."""
-    if not setup.gradient_checkpointing or not structure(arch).recompute_skips_down:
+    no adapter wraps it (``time_model.recompute_linear_params`` applies it where there is a
+    recompute)."""
+    if not structure(arch).recompute_skips_down:
         return 0
     if any(RECOMPUTE_SKIPS_DOWN in parts for _, parts in wrapped_modules(arch, setup)):
         return 0

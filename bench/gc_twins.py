@@ -20,6 +20,7 @@ Prints a table and writes ``bench/results/gc_twins.json``.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -38,6 +39,7 @@ OUT = RESULTS / "gc_twins.json"
 PARTS = ("host", "weights", "activations", "compute", "fixed")
 
 
+@functools.cache  # pairs() and op_pairs() ask for the same jobs
 def model_parts(job_path: str, split: str, gpu: str) -> dict[str, float]:
     """The model's seconds per update of ``job_path`` at ``split`` on ``gpu``, and each part of
     its micro-steps summed over the update (central parameters, a machine nobody measured)."""
