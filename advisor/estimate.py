@@ -40,15 +40,16 @@ PROBE_LOG_SD = 0.15
 # the probe (mean ms per task) of a host whose time per kernel launch is the model's
 # host_base, the measured machines' typical host: each probed machine start's probes over the
 # host scales at which the shipped model matches its host-bound runs (an unmeasured machine
-# of its GPU kind), geometric mean over twelve starts (ten of the lent H100 kind: 30.0,
-# 27.1, 24.7, 22.8, 24.6, 20.1, 26.7, 24.9, 26.9, 30.1 ms; two H200: 33.7, 24.3 ms;
-# bench/host_speed.py "reference probe", bench/MODEL.md "A probe for a machine nobody
-# calibrated"; 28.1 over the first five, 26.5 over the first seven, 27.0 over the first
-# eight, 26.1 over the first nine, 26.2 over the first ten, 26.1 over eleven and twelve)
-REFERENCE_PROBE_MS = 26.1
+# of its GPU kind), geometric mean over fourteen starts (twelve of the lent H100 kind: 30.0,
+# 27.0, 24.7, 22.7, 24.6, 20.1, 26.7, 24.8, 26.9, 25.8, 29.7, 30.1 ms; two H200: 33.7,
+# 24.3 ms; bench/host_speed.py "reference probe", bench/MODEL.md "A probe for a machine
+# nobody calibrated"; 28.1 over the first five, 26.5 over the first seven, 27.0 over the
+# first eight, 26.1 over the first nine, 26.2 over the first ten, 26.1 over eleven and
+# twelve, 26.0 over thirteen, 26.3 over fourteen since the twenty-seventh session)
+REFERENCE_PROBE_MS = 26.3
 # log sd of a host from its probe alone (a machine nobody calibrated): the carry error
 # between instances (PROBE_LOG_SD, 0.15) and the spread of the starts' reference probes
-# (log sd 0.137 over twelve starts) in quadrature (0.203; 0.21 over eleven, until the
+# (log sd 0.131 over fourteen starts) in quadrature (0.199; 0.21 over eleven, until the
 # twenty-fifth session, 2026-12-07)
 REFERENCE_PROBE_LOG_SD = 0.20
 

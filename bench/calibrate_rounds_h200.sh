@@ -437,6 +437,14 @@ case "$1" in
       user run27-vocab.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 5 --op-table 1 \
         --op-shapes
     done ;;
+  # vocab27b (twenty-seventh session, run on the same machine right after vocab26): the same op
+  # tables of the Llama-3.2-1B full fine-tune at s2048 (h78, 8x1: GPU-bound and within 3 % of
+  # the model, the same sequence and a 128k vocabulary) and of h76's host-bound 2x4
+  vocab27b)
+    for spec in heldout14/h78-llama3.2-1b-full-s2048-b8:8x1 heldout13/h76-qwen2.5-0.5b-full-s2048-b8:2x4; do
+      user run27-vocab-b.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 5 --op-table 1 \
+        --op-shapes
+    done ;;
   # fp16twins1|fp16twins2 (2026-12-06, twentieth session): fp16 against bf16, the model's
   # "fp16 is taken as bf16" (GradScaler's kernels and syncs per update not counted): the
   # published T4/L4 workload at its three splits and a host-bound SmolLM2-360M at 4x4, each
@@ -456,6 +464,6 @@ case "$1" in
     for p in "${order[@]}"; do
       user fp16-trace.jsonl $F/qwen3-1.7b-lora-d0-$p-s512-b4.yaml $traced --updates 5 --trace 2
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops|crossops-tables|gpuside9|gpuside13|gctwins|gctwinops|vocab26|fp16twins1|fp16twins2" >&2
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops|crossops-tables|gpuside9|gpuside13|gctwins|gctwinops|vocab26|vocab27b|fp16twins1|fp16twins2" >&2
      exit 2 ;;
 esac

@@ -114,4 +114,12 @@ HELDOUT = (
     HeldoutSet(RESULTS / "heldout-2026-12-07e", "2026-12-07", session=True,
                probed_start="heldout13b"),
     HeldoutSet(RUNS / "run26", "2026-12-07"),
+    # the twenty-seventh session (2026-12-07), one lent H100 start: session 14, six new
+    # workloads (bench/jobs/heldout14/, predicted in the twenty-sixth session before they
+    # ran) and the other workload's calibration (bench/heldout_h200.sh AD, AE), four
+    # host-bound splits in two more processes (AF, AF2), then op tables with shapes of the
+    # two Qwen2.5-0.5B full fine-tunes and h78 (calibrate_rounds_h200.sh vocab26, run 27)
+    HeldoutSet(RESULTS / "heldout-2026-12-07f", "2026-12-07", session=True,
+               probed_start="heldout14"),
+    HeldoutSet(RUNS / "run27", "2026-12-07"),
 )

@@ -15,7 +15,10 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 
 def load_bench(name: str) -> ModuleType:
-    """``bench/<name>.py`` run as the module ``bench_<name>``."""
+    """``bench/<name>.py`` run as the module ``bench_<name>``; the scripts it imports by name
+    (``from crossgpu_traces import ...``, as when run from ``bench/``) resolve there."""
+    if str(BENCH) not in sys.path:
+        sys.path.append(str(BENCH))
     spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)

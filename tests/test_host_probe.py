@@ -282,3 +282,16 @@ def test_calibrate_says_when_the_host_moved_while_it_calibrated(
     note = probe_note(p)
     assert f"({before:.1f} before the splits, {after:.1f} after)" in note
     assert ("the host's speed moved while it calibrated" in note) is moved
+
+
+def test_the_shipped_reference_probe_is_the_one_the_starts_give() -> None:
+    """``REFERENCE_PROBE_MS`` and ``REFERENCE_PROBE_LOG_SD`` are derived by
+    bench/host_speed.py from the probed machine starts (its committed result)."""
+    import json
+
+    saved = json.loads((ROOT / "bench" / "results" / "host_speed.json").read_text())
+    reference = saved["reference_probe"]
+    assert len(reference["starts"]) >= 14
+    assert reference["reference_ms"] == pytest.approx(REFERENCE_PROBE_MS, abs=0.05)
+    assert math.hypot(PROBE_LOG_SD, reference["log_sd"]) == pytest.approx(
+        REFERENCE_PROBE_LOG_SD, abs=0.01)
