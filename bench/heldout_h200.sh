@@ -16,7 +16,9 @@
 # more, the same way, predicted in the twenty-fifth session (2026-12-07), AB run then, AA, AA2
 # (h76's 8x1, after AA ran past its call's limit), AC and AC2 on another start in the
 # twenty-sixth (bench/results/heldout-2026-12-07e/); AD, AE, AF and AF2: six more, the same
-# way, predicted in the twenty-sixth session (2026-12-07). Every split is the
+# way, predicted in the twenty-sixth session and run in the twenty-seventh (2026-12-07,
+# bench/results/heldout-2026-12-07f/); AG, AH, AI and AI2: six more, the same way, predicted
+# in the twenty-seventh session (2026-12-07). Every split is the
 # user's plain TRL script in its own process (bench/user_script.py); results go to $OUT as
 # they come.
 #   bash bench/heldout_h200.sh A    (on the device, after installing .wheels and the project)
@@ -34,6 +36,7 @@ E=bench/jobs/heldout11
 F=bench/jobs/heldout12
 G=bench/jobs/heldout13
 I=bench/jobs/heldout14
+K=bench/jobs/heldout15
 COMMON=(--user-only --warmup 3 --updates 10)
 # install: the wheels and the project into /tmp/site (a fresh machine each call)
 install() {
@@ -246,5 +249,18 @@ case "$1" in
   AF|AF2) probed_session "$1" "heldout-$1-repeats.json" \
        $I/h78-llama3.2-1b-full-s2048-b8.yaml:2x4 $I/h79-qwen3-4b-s1024-b8.yaml:2x4 \
        $I/h81-smollm2-1.7b-attn-s1024-b16.yaml:4x4 $I/h83-gemma2-2b-qv-s2048-b4.yaml:1x4 ;;
-  *) echo "usage: heldout_h200.sh A|B|...|Z|Z2|AA|AA2|AB|AC|AC2|AD|AE|AF|AF2" >&2; exit 2 ;;
+  # the twenty-seventh session (2026-12-07): six more, predicted before they ran
+  # (bench/results/heldout-2026-12-07g/predicted-before*.json)
+  AG) probed_session AG "heldout-AG.json" --other \
+       $K/h84-qwen3-8b-attn-s1024-b8.yaml:2x4,8x1 \
+       $K/h87-smollm2-135m-s1024-b32.yaml:8x4,32x1 \
+       $K/h89-gemma2-2b-full-s1024-b8.yaml:2x4,8x1 ;;
+  AH) probed_session AH "heldout-AH.json" \
+       $K/h85-llama3.2-3b-full-s1024-b8.yaml:2x4,8x1 \
+       $K/h86-qwen2.5-7b-qlora-s2048-b4.yaml:1x4,4x1 \
+       $K/h88-phi3-mini-nogc-s512-b16.yaml:4x4,16x1 ;;
+  AI|AI2) probed_session "$1" "heldout-$1-repeats.json" \
+       $K/h84-qwen3-8b-attn-s1024-b8.yaml:2x4 $K/h86-qwen2.5-7b-qlora-s2048-b4.yaml:1x4 \
+       $K/h87-smollm2-135m-s1024-b32.yaml:8x4 $K/h89-gemma2-2b-full-s1024-b8.yaml:2x4 ;;
+  *) echo "usage: heldout_h200.sh A|B|...|Z|Z2|AA|AA2|AB|AC|AC2|AD|AE|AF|AF2|AG|AH|AI|AI2" >&2; exit 2 ;;
 esac
