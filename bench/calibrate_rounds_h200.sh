@@ -445,6 +445,23 @@ case "$1" in
       user run27-vocab-b.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 5 --op-table 1 \
         --op-shapes
     done ;;
+  # dropouttwins1|dropouttwins2 (planned in the twenty-seventh session): LoRA dropout's host
+  # cost per dropout kernel (TimeModelParams.dropout_host_launches, 3.0 from two single pairs
+  # of 2026-12-03 whose host moved 22 % within the hour). Held-out host-bound LoRA runs with
+  # dropout are -0.9 % signed against -10.3 % for dropout 0 and -10.6 % for full fine-tunes:
+  # five host-bound twins, dropout 0 and 0.05, back to back in their own processes, d0 first in
+  # call 1 and d005 first in call 2; results in run28/
+  dropouttwins1|dropouttwins2)
+    D=bench/jobs/dropout
+    if [ "$1" = dropouttwins1 ]; then order=(d0 d005); else order=(d005 d0); fi
+    for spec in qwen3-0.6b-lora-@-s512-b16:4x4 smollm2-360m-lora-@-s512-b16:4x4 \
+                qwen2.5-0.5b-lora-@-s512-b16:4x4 qwen3-1.7b-lora-@-s1024-b8-nogc:2x4 \
+                smollm2-135m-lora-@-s1024-b32:8x4; do
+      job=${spec%%:*}
+      for d in "${order[@]}"; do
+        user run28-dropout-twins.jsonl $D/${job/@/$d}.yaml ${spec##*:} --updates 10
+      done
+    done ;;
   # fp16twins1|fp16twins2 (2026-12-06, twentieth session): fp16 against bf16, the model's
   # "fp16 is taken as bf16" (GradScaler's kernels and syncs per update not counted): the
   # published T4/L4 workload at its three splits and a host-bound SmolLM2-360M at 4x4, each
@@ -464,6 +481,6 @@ case "$1" in
     for p in "${order[@]}"; do
       user fp16-trace.jsonl $F/qwen3-1.7b-lora-d0-$p-s512-b4.yaml $traced --updates 5 --trace 2
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops|crossops-tables|gpuside9|gpuside13|gctwins|gctwinops|vocab26|vocab27b|fp16twins1|fp16twins2" >&2
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops|crossops-tables|gpuside9|gpuside13|gctwins|gctwinops|vocab26|vocab27b|dropouttwins1|dropouttwins2|fp16twins1|fp16twins2" >&2
      exit 2 ;;
 esac
