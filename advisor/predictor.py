@@ -443,7 +443,7 @@ MODEL_VERSION = ("2026-12-07 H200 stream at gpu-stream's full-occupancy rate, fu
                  "GEMM efficiency shared within an architecture, no sqrt(v) buffer with the "
                  "fused AdamW, AdamW's bytes in the trained dtype at the stream rate, a "
                  "layer's backward 1.5 forwards of memory-bound time, the recompute stops before "
-                 "an unwrapped down_proj")
+                 "an unwrapped down_proj, the attention rate over 76 traced splits")
 
 
 def model_constants(terms: TimeModelParams = DEFAULT_PARAMS) -> str:

@@ -144,18 +144,19 @@ class TimeModelParams:
     """T x hidden at which GEMMs reach half their best efficiency (H200)."""
     gemm_shape_sms: int = 132
     """... on the H200's 132 SMs; a GPU with fewer SMs fills at smaller shapes."""
-    attention_best_efficiency: float = 0.598
+    attention_best_efficiency: float = 0.591
     """The attention core's best rate (its fused SDPA kernels, forward, recompute and backward)
     as a share of the GPU's sustained matmul rate, reached as ``s x head_dim`` and the query
     rows grow (:func:`attention_efficiency`). This and the two shape constants below are the
-    least-squares fit of bench/attention_rate.py over every traced split's attention time (73
-    splits of the H200 sweep, traced user runs and op tables, H200 and H100; log rms 0.10).
+    least-squares fit of bench/attention_rate.py over every traced split's attention time (76
+    splits of the H200 sweep, traced user runs and op tables, H200 and H100; log rms 0.10; 73
+    until the op tables of run 27 gave 0.598, 5.62e4 and 1.53e4).
     Until 2026-12-07 the core ran at the frozen GEMMs' efficiency, where it was measured at
     0.08-0.63 of the matmul rate."""
     attention_shape_x0: float = 5.62e4
     """``s x head_dim`` at which the attention core reaches half its best rate (0: the
     frozen GEMMs' efficiency)."""
-    attention_rows_y0: float = 1.53e4
+    attention_rows_y0: float = 1.47e4
     """``m x s x heads`` (query rows times heads: the blocks to spread over the SMs) at which
     the attention core reaches half its best rate, on the traced GPUs' 132 SMs (a GPU's is
     in proportion to its SM count, as the GEMMs' shape constant)."""
