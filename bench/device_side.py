@@ -14,9 +14,9 @@ records shapes), ATen ops and kernels alike, so its sums are lower bounds. Its k
 (kernel names, memcpy and memset: every row that is not an ATen op or a runtime call) also
 count the kernels no ATen op launched (the autograd engine's, a custom autograd function's);
 the device time is the larger of the two sums, and what the kernel rows hold beyond the ATen
-rows is counted as memory-bound. The tables that record shapes (runs 18-27) are the closest
-to whole: there the kernel rows hold 0.3-12 % more than the ATen rows; the older 40-row
-tables hold less (``kernel_rows`` in the JSON).
+rows is counted as memory-bound. The tables that record shapes (runs 18, 20, 26 and 27) are
+the closest to whole: there the kernel rows hold 0.3-12 % more than the ATen rows; the older
+40-row tables hold less (``kernel_rows`` in the JSON).
 
 So each split's error splits in two: ``device`` (the model's device time less the measured,
 over the measured update) and ``exposed host`` (the same for the waiting), which add up to

@@ -47,4 +47,5 @@ def test_the_qwen25_full_fine_tune_misses_on_the_host(rows: list[dict[str, Any]]
     for r in h76.values():
         assert abs(r["device_error"]) < 0.10
         assert r["update_error"] < -0.10
-        assert r["from_host"] < r["from_device"] < 0.0 or r["from_host"] < -0.10
+        # most of the miss is the host's: the GPU waited on it longer than the model says
+        assert r["from_host"] < 0.0 and abs(r["from_host"]) > abs(r["from_device"])
