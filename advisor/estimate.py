@@ -41,7 +41,7 @@ PROBE_LOG_SD = 0.15
 # host_base, the measured machines' typical host: each probed machine start's probes over the
 # host scales at which the shipped model matches its host-bound runs (an unmeasured machine
 # of its GPU kind), geometric mean over fourteen starts (twelve of the lent H100 kind: 30.0,
-# 27.0, 24.7, 22.7, 24.6, 20.1, 26.7, 24.8, 26.9, 25.8, 29.7, 30.1 ms; two H200: 33.7,
+# 27.0, 24.7, 22.7, 24.6, 20.1, 26.7, 24.9, 26.9, 25.8, 29.7, 30.1 ms; two H200: 33.7,
 # 24.3 ms; bench/host_speed.py "reference probe", bench/MODEL.md "A probe for a machine
 # nobody calibrated"; 28.1 over the first five, 26.5 over the first seven, 27.0 over the
 # first eight, 26.1 over the first nine, 26.2 over the first ten, 26.1 over eleven and

@@ -10,13 +10,14 @@ reference fit's central parameters for that GPU. What the update took beyond its
 its update less its device time (the smooth maximum's excess and the optimizer's host part).
 
 An op table keeps only the rows that take the most time (40 by device time, 120 where it
-records shapes), ATen ops and kernels alike, so its sums are lower bounds. Its kernel rows
-(kernel names, memcpy and memset: every row that is not an ATen op or a runtime call) also
-count the kernels no ATen op launched (the autograd engine's, a custom autograd function's);
-the device time is the larger of the two sums, and what the kernel rows hold beyond the ATen
-rows is counted as memory-bound. The tables that record shapes (runs 18, 20, 26 and 27) are
-the closest to whole: there the kernel rows hold 0.3-12 % more than the ATen rows; the older
-40-row tables hold less (``kernel_rows`` in the JSON).
+records shapes), so its sums are lower bounds. The classes come from its ATen rows (each
+op's self device time: the kernels it launched itself) and a fourth, ``other``: the self
+device time of the rows of autograd functions written in Python, whose kernels no ATen op
+launched (the Triton kernels of TRL's chunked loss, ``ChunkedLogProbFunction``: the
+``lm_head`` GEMMs and the log-softmax over the vocabulary). Not counted: the kernel rows
+(each kernel again, by name, and cut harder by the 120-row limit), annotations that span
+kernels counted already (``Optimizer.step#...``), runtime calls and the profiler's own rows
+(``Command Buffer Full``, ``Activity Buffer Request``).
 
 So each split's error splits in two: ``device`` (the model's device time less the measured,
 over the measured update) and ``exposed host`` (the same for the waiting), which add up to
@@ -44,20 +45,23 @@ OUT = RESULTS / "device_side.json"
 CLASSES = ("gemm", "attention", "memory")
 
 
+PROFILER_ROWS = ("Activity Buffer", "Command Buffer")
+
+
 def measured_ms(run: dict[str, Any]) -> dict[str, float]:
-    """The op table's device ms of one update by class (its ATen rows; what its kernel rows
-    hold beyond them counted as memory-bound), and its kernel rows' sum as ``kernel_rows``."""
-    out = dict.fromkeys(CLASSES, 0.0)
-    kernels = 0.0
+    """The op table's device ms of one update by class: its ATen rows in three, and
+    ``other``, the self device time of the Python autograd functions' rows."""
+    out = dict.fromkeys((*CLASSES, "other"), 0.0)
     for r in run["op_table"]:
+        op = r["op"]
         if r.get("device_us", 0) <= 0:
             continue
-        if r["op"].startswith("aten::"):
-            out[op_class(r["op"])] += r["device_us"] / 1e3
-        else:
-            kernels += r["device_us"] / 1e3
-    out["memory"] += max(0.0, kernels - sum(out.values()))
-    return {**out, "kernel_rows": kernels}
+        if op.startswith("aten::"):
+            out[op_class(op)] += r["device_us"] / 1e3
+        elif (r.get("self_cpu_us", 0) > 0 and "#" not in op and not op.startswith("cu")
+              and not op.startswith(PROFILER_ROWS)):
+            out["other"] += r["device_us"] / 1e3
+    return out
 
 
 def model_ms(job: str, build: str, split: str, gpu: str) -> dict[str, float]:
@@ -89,7 +93,6 @@ def rows() -> list[dict[str, Any]]:
         measured = measured_ms(run) if run.get("op_table") else {}
         if not any(measured.values()):  # no table, or one without device times (run 6)
             continue
-        kernel_rows = measured.pop("kernel_rows")
         build = run.get("model_type") or ""
         model = model_ms(run["job"], build, run["split"], gpu)
         update = run["median_s"] * 1e3
@@ -98,7 +101,6 @@ def rows() -> list[dict[str, Any]]:
         out.append({
             "job": Path(run["job"]).stem, "build": build, "split": run["split"], "gpu": gpu,
             "measured_ms": {c: round(v, 1) for c, v in measured.items()},
-            "kernel_rows_ms": round(kernel_rows, 1),
             "shapes": any("shapes" in r for r in run["op_table"]),
             "model_ms": {c: round(model[c], 1) for c in CLASSES},
             "device_ms": round(device, 1), "device_model_ms": round(device_model, 1),
@@ -119,13 +121,13 @@ def main(argv: list[str]) -> int:
     table = rows()
     print(tabulate(
         [[r["job"][:40], r["build"], r["split"], r["gpu"], 120 if r["shapes"] else 40,
-          "/".join(f"{r['measured_ms'][c]:.0f}" for c in CLASSES),
+          "/".join(f"{r['measured_ms'][c]:.0f}" for c in (*CLASSES, "other")),
           "/".join(f"{r['model_ms'][c]:.0f}" for c in CLASSES),
           f"{100 * r['device_error']:+.1f}%", f"{r['update_ms']:.0f}",
           f"{100 * r['update_error']:+.1f}%", f"{r['exposed_host_ms']:.0f}",
           f"{r['exposed_host_model_ms']:.0f}", f"{100 * r['from_device']:+.1f}%",
           f"{100 * r['from_host']:+.1f}%"] for r in table],
-        headers=["job", "build", "m x k", "GPU", "rows", "device ms gemm/attn/mem",
+        headers=["job", "build", "m x k", "GPU", "rows", "device ms gemm/attn/mem/other",
                  "model", "device err", "update ms", "update err", "host wait ms", "model",
                  "err from device", "from host"]))
     summary = {"all": summarise(table),

@@ -26,7 +26,9 @@ def rows() -> list[dict[str, Any]]:
 
 def test_the_table_reruns_from_the_raw_op_tables(saved: dict[str, Any],
                                                  rows: list[dict[str, Any]]) -> None:
+    bench = load_bench("device_side")
     assert rows == saved["rows"]
+    assert bench.summarise(rows) == saved["summary"]["all"]
 
 
 def test_each_update_error_is_its_device_part_plus_its_host_part(
@@ -35,8 +37,8 @@ def test_each_update_error_is_its_device_part_plus_its_host_part(
     for r in rows:
         assert r["from_device"] + r["from_host"] == pytest.approx(r["update_error"], abs=2e-4)
         assert r["device_ms"] == pytest.approx(sum(r["measured_ms"].values()), abs=0.2)
-        # the device time is at least what the ATen rows hold, and what the kernel rows hold
-        assert r["device_ms"] >= r["kernel_rows_ms"] - 0.2
+        # no row counted twice: one update's kernels fit inside the update
+        assert 0.0 < r["device_ms"] < r["update_ms"]
 
 
 def test_the_qwen25_full_fine_tune_misses_on_the_host(rows: list[dict[str, Any]]) -> None:
