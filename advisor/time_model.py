@@ -327,6 +327,7 @@ class MicroStep:
     traffic: float
     compute: float
     fixed: float
+    attention: float = 0.0  # the attention core's part of ``compute``
 
     @property
     def gpu(self) -> float:
@@ -636,16 +637,17 @@ def micro_step(costs: WorkCosts, rates: GpuRates, params: TimeParams, m: int) ->
     w0 = rates.gemm_shape_w0 or costs.terms.gemm_shape_w0
     eta = params.efficiency * (shape / (shape + w0) if costs.hidden else 1.0)
     attention_eta = attention_efficiency(costs, rates, m)
-    attention = costs.attention_flops_per_token if attention_eta else 0.0
-    compute = (costs.flops_per_token - attention) * tokens / (rates.flops * eta)
-    if attention:
-        compute += attention * tokens / (rates.flops * attention_eta)
+    attention_flops = costs.attention_flops_per_token if attention_eta else 0.0
+    attention = (attention_flops * tokens / (rates.flops * attention_eta)
+                 if attention_flops else 0.0)
     return MicroStep(
         host=(params.host_s_per_launch * (launches + costs.extra_host_launches)
               * costs.host_launch_factor),
         traffic=costs.weight_bytes / rates.bandwidth + activation_seconds(costs, rates, tokens),
-        compute=compute,
+        compute=(costs.flops_per_token - attention_flops) * tokens / (rates.flops * eta)
+        + attention,
         fixed=launches * params.gpu_s_per_launch,
+        attention=attention,
     )
 
 
@@ -677,11 +679,14 @@ def host_share(costs: WorkCosts, rates: GpuRates, params: TimeParams, m: int) ->
 def optimizer_seconds(costs: WorkCosts, rates: GpuRates) -> float:
     """Seconds of the optimizer step (host bookkeeping + state traffic at the stream rate,
     as every memory-bound kernel's); a prior, not fitted."""
-    return (
-        costs.terms.opt_host_s_per_layer * costs.layers
-        + ADAM_ACCESSES * costs.trainable_dtype_bytes * costs.trainable_params
-        / stream_rate(rates, costs.terms)
-    )
+    return costs.terms.opt_host_s_per_layer * costs.layers + optimizer_traffic_seconds(
+        costs, rates)
+
+
+def optimizer_traffic_seconds(costs: WorkCosts, rates: GpuRates) -> float:
+    """The GPU's part of the optimizer step: AdamW's state traffic at the stream rate."""
+    return (ADAM_ACCESSES * costs.trainable_dtype_bytes * costs.trainable_params
+            / stream_rate(rates, costs.terms))
 
 
 def update_seconds(

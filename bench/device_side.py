@@ -75,12 +75,9 @@ def model_ms(job: str, build: str, split: str, gpu: str) -> dict[str, float]:
     params = model.params(gpu)
     m, k = (int(x) for x in split.split("x"))
     step = time_model.micro_step(costs, rates, params, m)
-    eta = time_model.attention_efficiency(costs, rates, m)
-    tokens = m * costs.sequence_length
-    attention = costs.attention_flops_per_token * tokens / (rates.flops * eta) if eta else 0.0
-    optimizer = time_model.optimizer_seconds(costs, rates)
-    optimizer_traffic = optimizer - costs.terms.opt_host_s_per_layer * costs.layers
-    return {"gemm": k * (step.compute - attention) * 1e3, "attention": k * attention * 1e3,
+    optimizer_traffic = time_model.optimizer_traffic_seconds(costs, rates)
+    return {"gemm": k * (step.compute - step.attention) * 1e3,
+            "attention": k * step.attention * 1e3,
             "memory": (k * (step.traffic + step.fixed) + optimizer_traffic) * 1e3,
             "host": k * step.host * 1e3,
             "update": time_model.update_seconds(costs, rates, params, m, k) * 1e3}

@@ -3,6 +3,7 @@ a calibrated machine's host to another instance of it through the real model."""
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
 from pathlib import Path
@@ -287,8 +288,6 @@ def test_calibrate_says_when_the_host_moved_while_it_calibrated(
 def test_the_shipped_reference_probe_is_the_one_the_starts_give() -> None:
     """``REFERENCE_PROBE_MS`` and ``REFERENCE_PROBE_LOG_SD`` are derived by
     bench/host_speed.py from the probed machine starts (its committed result)."""
-    import json
-
     saved = json.loads((ROOT / "bench" / "results" / "host_speed.json").read_text())
     reference = saved["reference_probe"]
     assert len(reference["starts"]) >= 14
