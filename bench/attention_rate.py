@@ -53,7 +53,7 @@ def attention_flops_per_microstep(arch: Any, setup: Any, m: int) -> float:
 def rows() -> list[dict[str, Any]]:
     """One row per traced split: GPU, workload, split, s, head_dim, attention ms per
     micro-step, the model's FLOPs, and the achieved fraction of the GPU's matmul rate."""
-    from crossgpu_traces import job_arch, measured_runs, op_class
+    from crossgpu_traces import job_arch, measured_runs, op_table_ms
 
     from gacost.advisor import build_sweep_profiles, predictor
     from gacost.base import gpu_table, models
@@ -91,12 +91,9 @@ def rows() -> list[dict[str, Any]]:
         if trace:
             add(gpu, name, arch, setup, run["micro_batch"],
                 trace["gpu_ms_per_microstep_by_class"].get("attention", 0.0), "user trace")
-        table = run.get("op_table")
-        if table:
-            ms = sum(r.get("device_us", 0) for r in table
-                     if r["op"].startswith("aten::") and op_class(r["op"]) == "attention")
-            add(gpu, name, arch, setup, run["micro_batch"], ms / 1e3 / run["grad_accum"],
-                "op table")
+        if run.get("op_table"):
+            add(gpu, name, arch, setup, run["micro_batch"],
+                op_table_ms(run)["attention"] / run["grad_accum"], "op table")
     return out
 
 

@@ -110,6 +110,28 @@ def op_class(op: str) -> str:
     return "memory"
 
 
+PROFILER_ROWS = ("Activity Buffer", "Command Buffer")
+
+
+def op_table_ms(run: dict[str, Any]) -> dict[str, float]:
+    """A run's op table (``user_script.py --op-table``, one update) as device ms by class:
+    its ATen rows' self device time in three (:func:`op_class`), and ``other``, the self
+    device time of the Python autograd functions' rows (kernels no ATen op launched: TRL's
+    chunked loss). Kernel-name rows (the same kernels again), annotations such as
+    ``Optimizer.step#...``, runtime calls and the profiler's own rows are not counted."""
+    out = dict.fromkeys(("gemm", "attention", "memory", "other"), 0.0)
+    for r in run.get("op_table") or []:
+        op = r["op"]
+        if r.get("device_us", 0) <= 0:
+            continue
+        if op.startswith("aten::"):
+            out[op_class(op)] += r["device_us"] / 1e3
+        elif (r.get("self_cpu_us", 0) > 0 and "#" not in op and not op.startswith("cu")
+              and not op.startswith(PROFILER_ROWS)):
+            out["other"] += r["device_us"] / 1e3
+    return out
+
+
 def op_tables() -> dict[tuple[str, str, str, bool], dict[tuple[str, str], float]]:
     """(GPU, job, split and model build, shapes recorded) -> {(ATen op, input shapes or ""):
     self device ms per update} (the op tables are per update already)."""

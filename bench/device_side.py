@@ -2,7 +2,7 @@
 
 An op table (``bench/user_script.py --op-table 1``) holds one profiled update's self device
 time per ATen op. Summed in three classes (GEMMs, the attention core, the memory-bound rest:
-``crossgpu_traces.op_class``) it is the GPU's work of that update, measured; the model's is
+``crossgpu_traces.op_table_ms``) it is the GPU's work of that update, measured; the model's is
 its micro-step parts summed over the update (GEMM and attention compute, weight and
 activation traffic, the per-launch floor) plus the optimizer's state traffic, at the
 reference fit's central parameters for that GPU. What the update took beyond its device time
@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from crossgpu_traces import job_arch, measured_runs, op_class
+from crossgpu_traces import job_arch, measured_runs, op_table_ms
 from heldout_sets import RESULTS
 from tabulate import tabulate
 
@@ -43,25 +43,6 @@ from gacost.base import gpu_table
 
 OUT = RESULTS / "device_side.json"
 CLASSES = ("gemm", "attention", "memory")
-
-
-PROFILER_ROWS = ("Activity Buffer", "Command Buffer")
-
-
-def measured_ms(run: dict[str, Any]) -> dict[str, float]:
-    """The op table's device ms of one update by class: its ATen rows in three, and
-    ``other``, the self device time of the Python autograd functions' rows."""
-    out = dict.fromkeys((*CLASSES, "other"), 0.0)
-    for r in run["op_table"]:
-        op = r["op"]
-        if r.get("device_us", 0) <= 0:
-            continue
-        if op.startswith("aten::"):
-            out[op_class(op)] += r["device_us"] / 1e3
-        elif (r.get("self_cpu_us", 0) > 0 and "#" not in op and not op.startswith("cu")
-              and not op.startswith(PROFILER_ROWS)):
-            out["other"] += r["device_us"] / 1e3
-    return out
 
 
 def model_ms(job: str, build: str, split: str, gpu: str) -> dict[str, float]:
@@ -87,7 +68,7 @@ def rows() -> list[dict[str, Any]]:
     """One row per op table: measured and modelled ms, and the update's error split in two."""
     out = []
     for gpu, run in measured_runs():
-        measured = measured_ms(run) if run.get("op_table") else {}
+        measured = op_table_ms(run) if run.get("op_table") else {}
         if not any(measured.values()):  # no table, or one without device times (run 6)
             continue
         build = run.get("model_type") or ""

@@ -102,15 +102,11 @@ def pairs(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def device_ms_by_class(run: dict[str, Any]) -> dict[str, float]:
     """A run's op table (``user_script.py --op-table``, one update) as device ms by class:
-    GEMMs with the attention core, and the memory-bound rest."""
-    from crossgpu_traces import op_class
+    GEMMs with the attention core, and the memory-bound rest (its ATen rows)."""
+    from crossgpu_traces import op_table_ms
 
-    out = {"gemm": 0.0, "memory": 0.0}
-    for r in run.get("op_table") or []:
-        if r["op"].startswith("aten::") and r.get("device_us", 0) > 0:
-            key = "memory" if op_class(r["op"]) == "memory" else "gemm"
-            out[key] += r["device_us"] / 1e3
-    return out
+    ms = op_table_ms(run)
+    return {"gemm": ms["gemm"] + ms["attention"], "memory": ms["memory"]}
 
 
 def op_pairs(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
