@@ -122,4 +122,12 @@ HELDOUT = (
     HeldoutSet(RESULTS / "heldout-2026-12-07f", "2026-12-07", session=True,
                probed_start="heldout14"),
     HeldoutSet(RUNS / "run27", "2026-12-07"),
+    # the twenty-eighth session (2026-12-07), one lent H100 start, then no machine lent: five
+    # LoRA dropout twins, dropout 0 first (bench/calibrate_rounds_h200.sh dropouttwins1; run
+    # 28), and half of session 15, three new workloads (bench/jobs/heldout15/, predicted in
+    # the twenty-seventh session before they ran) with the other workload's calibration
+    # (bench/heldout_h200.sh AG; AH, AI and AI2 wait for a machine)
+    HeldoutSet(RUNS / "run28", "2026-12-07"),
+    HeldoutSet(RESULTS / "heldout-2026-12-07g", "2026-12-07", session=True,
+               probed_start="heldout15"),
 )

@@ -193,7 +193,10 @@ def host_scale(split: str, seconds: float, job: Path = JOB, gpu: str = "H100-SXM
 def transfers(machines: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Each split of each machine carried to every other machine of the same GPU: as
     measured, times the probe ratio, and times the advisor's host factor for that ratio;
-    the log errors against what the other machine measured."""
+    the log errors against what the other machine measured (the advisor's factor for the
+    raw ratio, and for the ratio to the shipped exponent, ``PROBE_HOST_EXPONENT``)."""
+    from gacost.advisor.estimate import PROBE_HOST_EXPONENT
+
     rows = []
     for a, ma in machines.items():
         for b, mb in machines.items():
@@ -206,9 +209,11 @@ def transfers(machines: dict[str, dict[str, Any]]) -> dict[str, Any]:
                     "from": a, "to": b, "split": split, "measured_s": tb,
                     "as_is": math.log(ta / tb), "proportional": math.log(ta * ratio / tb),
                     "model": math.log(ta * host_factor(split, ratio) / tb),
+                    "model_exponent": math.log(
+                        ta * host_factor(split, ratio ** PROBE_HOST_EXPONENT) / tb),
                 })
     rms = {way: math.sqrt(statistics.fmean(r[way] ** 2 for r in rows)) if rows else None
-           for way in ("as_is", "proportional", "model")}
+           for way in ("as_is", "proportional", "model", "model_exponent")}
     return {"pairs": rows, "rms_log_error": rms}
 
 
@@ -290,10 +295,53 @@ def reference_probe(starts: dict[str, dict[str, Any]]) -> dict[str, Any]:
     values = {k: v["reference_ms"] for k, v in per_start.items() if v["reference_ms"]}
     logs = [math.log(v) for v in values.values()]
     left_out = {k: _geo([v for j, v in values.items() if j != k]) for k in values}
+    for name in values:  # the probe of the host-bound runs alone, beside their reference
+        per_start[name]["host_bound_probe_ms"] = _geo(
+            [r["probe_ms"] for r in per_start[name]["runs"] if r["host_share"] >= HOST_BOUND])
     return {"starts": per_start, "reference_ms": _geo(list(values.values())),
             "log_sd": statistics.stdev(logs) if len(logs) > 1 else None,
             "left_out_reference_ms": left_out,
-            "left_out_log_error": {k: math.log(values[k] / left_out[k]) for k in values}}
+            "left_out_log_error": {k: math.log(values[k] / left_out[k]) for k in values},
+            "exponent": probe_exponent({k: (per_start[k]["host_bound_probe_ms"], v)
+                                        for k, v in values.items()})}
+
+
+def probe_exponent(starts: dict[str, tuple[float, float]]) -> dict[str, Any]:
+    """How a start's host scale follows its probe: ``scale = (probe / P0) ** b``, least
+    squares in logs over the starts (each start one point: the probe of its host-bound runs
+    and the host scale that matches them, probe over reference). ``b`` below 1 is what a
+    probe that reads its host with noise calls for (the best linear predictor shrinks a noisy
+    ratio toward 1), whatever part of it is the host's own elasticity. Against ``b = 1``
+    (``P0`` the geometric mean of the references): each start predicted from the others,
+    rms log error of its host scale."""
+    points = {k: (math.log(p), math.log(p / ref)) for k, (p, ref) in starts.items()}
+
+    def fit(names: list[str]) -> tuple[float, float]:
+        x, y = [points[n][0] for n in names], [points[n][1] for n in names]
+        slope, intercept = statistics.linear_regression(x, y)
+        return slope, intercept
+
+    names = list(points)
+    slope, intercept = fit(names)
+    x = [points[n][0] for n in names]
+    residuals = [points[n][1] - (slope * points[n][0] + intercept) for n in names]
+    residual_sd = math.sqrt(sum(r * r for r in residuals) / (len(names) - 2))
+    slope_se = residual_sd / math.sqrt(sum((v - statistics.fmean(x)) ** 2 for v in x))
+    fitted_errors, unit_errors = {}, {}
+    for n in names:
+        rest = [o for o in names if o != n]
+        b, a = fit(rest)
+        fitted_errors[n] = points[n][1] - (b * points[n][0] + a)
+        unit = statistics.fmean(points[o][0] - points[o][1] for o in rest)  # log P0 at b = 1
+        unit_errors[n] = points[n][1] - (points[n][0] - unit)
+
+    def rms(errors: dict[str, float]) -> float:
+        return math.sqrt(statistics.fmean(e * e for e in errors.values()))
+
+    return {"b": slope, "b_se": slope_se, "p0_ms": math.exp(-intercept / slope),
+            "residual_log_sd": residual_sd,
+            "left_out_rms": {"fitted": rms(fitted_errors), "b=1": rms(unit_errors)},
+            "left_out_log_error": fitted_errors}
 
 
 def _gpu(device_name: str) -> str:
@@ -380,13 +428,15 @@ def main() -> None:
     print()
     print("A split carried from one start to another (log error against the measured):")
     print(f"{'from':6s} {'to':6s} {'split':5s} {'measured':>8s} {'as is':>7s} {'x probe':>8s} "
-          f"{'x model':>8s}")
+          f"{'x model':>8s} {'x model^b':>9s}")
     for r in carried["pairs"]:
         print(f"{r['from']:6s} {r['to']:6s} {r['split']:5s} {r['measured_s']:8.3f} "
-              f"{r['as_is']:+7.3f} {r['proportional']:+8.3f} {r['model']:+8.3f}")
+              f"{r['as_is']:+7.3f} {r['proportional']:+8.3f} {r['model']:+8.3f} "
+              f"{r['model_exponent']:+9.3f}")
     rms = carried["rms_log_error"]
     print(f"rms log error: as is {rms['as_is']:.3f}, x probe ratio {rms['proportional']:.3f}, "
-          f"x the advisor's host factor {rms['model']:.3f}")
+          f"x the advisor's host factor {rms['model']:.3f}, with the ratio to the shipped "
+          f"exponent {rms['model_exponent']:.3f}")
     reference = reference_probe(probed_starts(machines))
     print()
     print("The probe of a host at the model's host_base: each start's probe over the host "
@@ -400,12 +450,23 @@ def main() -> None:
     print(f"geometric mean {reference['reference_ms']:.1f} ms, log sd {reference['log_sd']:.3f}"
           "; each start against the others': " + ", ".join(
               f"{k} {v:+.3f}" for k, v in reference["left_out_log_error"].items()))
-    from gacost.advisor.estimate import PROBE_LOG_SD, REFERENCE_PROBE_LOG_SD, REFERENCE_PROBE_MS
+    fit = reference["exponent"]
+    print(f"the host scale as (probe / P0) ** b, least squares over the starts: b "
+          f"{fit['b']:.2f} +- {fit['b_se']:.2f}, P0 {fit['p0_ms']:.1f} ms, residual log sd "
+          f"{fit['residual_log_sd']:.3f}; each start predicted from the others: rms log error "
+          f"{fit['left_out_rms']['fitted']:.3f} (b = 1: {fit['left_out_rms']['b=1']:.3f})")
+    from gacost.advisor.estimate import (
+        PROBE_HOST_EXPONENT,
+        PROBE_LOG_SD,
+        REFERENCE_PROBE_LOG_SD,
+        REFERENCE_PROBE_MS,
+    )
 
-    quadrature = math.hypot(PROBE_LOG_SD, reference["log_sd"])
+    quadrature = math.hypot(PROBE_LOG_SD, fit["residual_log_sd"])
     print(f"shipped (advisor/estimate.py): REFERENCE_PROBE_MS {REFERENCE_PROBE_MS:g}, "
-          f"REFERENCE_PROBE_LOG_SD {REFERENCE_PROBE_LOG_SD:g} (the carry error "
-          f"{PROBE_LOG_SD:g} and the starts' log sd in quadrature: {quadrature:.3f})")
+          f"PROBE_HOST_EXPONENT {PROBE_HOST_EXPONENT:g}, REFERENCE_PROBE_LOG_SD "
+          f"{REFERENCE_PROBE_LOG_SD:g} (the carry error {PROBE_LOG_SD:g} and the fit's "
+          f"residual log sd in quadrature: {quadrature:.3f})")
     out = RESULTS / "host_speed.json"
     out.write_text(json.dumps({"spread": spread, "probes": probes, "long_run_windows": windows,
                                "machines": machines, "transfers": carried,

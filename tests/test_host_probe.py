@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gacost.advisor.estimate import (
+    PROBE_HOST_EXPONENT,
     PROBE_LOG_SD,
     REFERENCE_PROBE_LOG_SD,
     REFERENCE_PROBE_MS,
@@ -266,7 +267,8 @@ def test_a_host_bound_recommendation_points_to_the_probe(tmp_path: Path) -> None
     slow = gacost("recommend", "--job", str(job), "--host-probe-ms",
                   str(2 * REFERENCE_PROBE_MS), "--host-probe-gpu", "H100-SXM")
     assert slow.returncode == 0, slow.stderr
-    assert "host from its probe, x2.00" in " ".join(slow.stdout.split())
+    # twice the typical probe: the host's time x 2 ** PROBE_HOST_EXPONENT (1.71)
+    assert f"host from its probe, x{2 ** PROBE_HOST_EXPONENT:.2f}" in " ".join(slow.stdout.split())
 
 
 @pytest.mark.parametrize(("before", "after", "moved"), [(36.2, 24.4, True), (15.9, 15.9, False)])
@@ -290,7 +292,11 @@ def test_the_shipped_reference_probe_is_the_one_the_starts_give() -> None:
     bench/host_speed.py from the probed machine starts (its committed result)."""
     saved = json.loads((ROOT / "bench" / "results" / "host_speed.json").read_text())
     reference = saved["reference_probe"]
-    assert len(reference["starts"]) >= 14
-    assert reference["reference_ms"] == pytest.approx(REFERENCE_PROBE_MS, abs=0.05)
-    assert math.hypot(PROBE_LOG_SD, reference["log_sd"]) == pytest.approx(
+    assert len(reference["starts"]) >= 15
+    fit = reference["exponent"]
+    assert fit["p0_ms"] == pytest.approx(REFERENCE_PROBE_MS, abs=0.05)
+    assert fit["b"] == pytest.approx(PROBE_HOST_EXPONENT, abs=0.005)
+    # the exponent earns its place: each start predicted from the others does better with it
+    assert fit["left_out_rms"]["fitted"] < fit["left_out_rms"]["b=1"]
+    assert math.hypot(PROBE_LOG_SD, fit["residual_log_sd"]) == pytest.approx(
         REFERENCE_PROBE_LOG_SD, abs=0.01)
