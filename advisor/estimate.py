@@ -33,9 +33,10 @@ from gacost.base.split import Split
 
 # log sd of a host-bound time carried from one instance of a GPU kind to another by the
 # ratio of their host probes (gacost.calibration.host_probe): the rms log error of the
-# pairwise transfers between three starts of the lent H100 kind, 0.129 with the model's host
-# factor and 0.169 with the plain ratio (bench/results/host_speed.json "transfers";
-# bench/MODEL.md "Host speed: a probe"), rounded up: three starts are few
+# pairwise transfers between three starts of the lent H100 kind, 0.076 with the model's host
+# factor for the ratio to PROBE_HOST_EXPONENT (below), 0.132 for the plain ratio and 0.169
+# with the plain ratio alone (bench/results/host_speed.json "transfers"; bench/MODEL.md "Host
+# speed: a probe"), rounded up: three starts are few
 PROBE_LOG_SD = 0.15
 # A machine nobody calibrated: its host time per launch is the model's host_base (the measured
 # machines' typical host) x (probe / REFERENCE_PROBE_MS) ** PROBE_HOST_EXPONENT. Both from the
