@@ -60,6 +60,11 @@ PROBE_HOST_EXPONENT = 0.77
 REFERENCE_PROBE_LOG_SD = 0.20
 
 
+def probe_host_factor(probe_ratio: float) -> float:
+    """A host's time per launch against another's, from the ratio of their probes."""
+    return float(probe_ratio ** PROBE_HOST_EXPONENT)
+
+
 @dataclass(frozen=True)
 class HostProbe:
     """``gacost probe`` on the instance the user will train on: the mean ms per task, and the
@@ -199,7 +204,7 @@ def carried_host(profiles: Sequence[Profile], probe: HostProbe,
             "name the GPU of the instance you probed with --host-probe-gpu")
     gpu, p = next(iter(probed.items()))
     assert p.host_probe_ms is not None
-    factor = (probe.ms / p.host_probe_ms) ** PROBE_HOST_EXPONENT
+    factor = probe_host_factor(probe.ms / p.host_probe_ms)
     line = (f"{gpu}: host probe {probe.ms:g} ms on the instance to train on against "
             f"{p.host_probe_ms:g} ms where it was calibrated: its host time x{factor:.2f} "
             f"(the probe's error, {PROBE_LOG_SD:.0%} on the host's share, in the bands)")
@@ -214,7 +219,7 @@ def _unmeasured_host(gpu: str, ms: float, machines: dict[str, str]
             f"--host-probe-gpu {gpu}: your profile for {gpu} recorded no host probe to carry "
             "its machine by; calibrate again (`gacost calibrate` records one), or leave "
             "--host-probe-ms out")
-    factor = (ms / REFERENCE_PROBE_MS) ** PROBE_HOST_EXPONENT
+    factor = probe_host_factor(ms / REFERENCE_PROBE_MS)
     line = (f"{gpu}: host probe {ms:g} ms on the instance to train on, against "
             f"{REFERENCE_PROBE_MS:g} ms for the measured machines' typical host: host time "
             f"x{factor:.2f} (the probe's error, {REFERENCE_PROBE_LOG_SD:.0%} on the host's "

@@ -16,7 +16,13 @@ import math
 import sys
 from pathlib import Path
 
-from gacost.advisor.estimate import REFERENCE_PROBE_LOG_SD, REFERENCE_PROBE_MS, carried_splits
+from gacost.advisor.estimate import (
+    PROBE_HOST_EXPONENT,
+    REFERENCE_PROBE_LOG_SD,
+    REFERENCE_PROBE_MS,
+    carried_splits,
+    probe_host_factor,
+)
 from gacost.base.errors import JobSpecError
 from gacost.base.profile import Profile, read_profile
 from gacost.calibration.host_probe import DEFAULT_SECONDS, MAX_SECONDS, HostSpeed, probe
@@ -64,7 +70,9 @@ def typical_line(here_ms: float) -> str:
     probe for a machine nobody calibrated")."""
     lines = [
         f"against the measured machines' typical host ({REFERENCE_PROBE_MS:g} ms per task) "
-        f"this CPU runs {relative(here_ms, REFERENCE_PROBE_MS)}.",
+        f"this CPU runs {relative(here_ms, REFERENCE_PROBE_MS)}; a fine-tune's host time "
+        f"here about x{probe_host_factor(here_ms / REFERENCE_PROBE_MS):.2f} typical (hosts "
+        f"follow the probe to the {PROBE_HOST_EXPONENT:g} power).",
         f"  hours and dollars on this instance: gacost recommend --job JOB --host-probe-ms "
         f"{here_ms:.1f} --host-probe-gpu GPU (this instance's GPU, as `gacost gpus` names it)"]
     if abs(math.log(here_ms / REFERENCE_PROBE_MS)) > REFERENCE_PROBE_LOG_SD:

@@ -93,6 +93,9 @@ def test_a_probe_far_from_typical_points_to_a_calibration(ms: float, far: bool) 
     probe says a calibration there measures what it estimates; nearer, it does not."""
     text = typical_line(ms)
     assert ("`gacost calibrate --job JOB` here" in text) is far
+    # the host time it implies moves less than the CPU's speed (PROBE_HOST_EXPONENT < 1)
+    factor = (ms / REFERENCE_PROBE_MS) ** PROBE_HOST_EXPONENT
+    assert f"host time here about x{factor:.2f} typical" in " ".join(text.split())
     assert f"--host-probe-ms {ms:.1f}" in text
 
 
