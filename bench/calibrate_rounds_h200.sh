@@ -453,13 +453,15 @@ case "$1" in
   # call 1 and d005 first in call 2; results in run28/
   dropouttwins1|dropouttwins2)
     D=bench/jobs/dropout
-    if [ "$1" = dropouttwins1 ]; then order=(d0 d005); else order=(d005 d0); fi
+    # call 2 writes its own file (run28-dropout-twins2.jsonl sorts after call 1's)
+    if [ "$1" = dropouttwins1 ]; then order=(d0 d005); out=run28-dropout-twins.jsonl
+    else order=(d005 d0); out=run28-dropout-twins2.jsonl; fi
     for spec in qwen3-0.6b-lora-@-s512-b16:4x4 smollm2-360m-lora-@-s512-b16:4x4 \
                 qwen2.5-0.5b-lora-@-s512-b16:4x4 qwen3-1.7b-lora-@-s1024-b8-nogc:2x4 \
                 smollm2-135m-lora-@-s1024-b32:8x4; do
       job=${spec%%:*}
       for d in "${order[@]}"; do
-        user run28-dropout-twins.jsonl $D/${job/@/$d}.yaml ${spec##*:} --updates 10
+        user $out $D/${job/@/$d}.yaml ${spec##*:} --updates 10
       done
     done ;;
   # fp16twins1|fp16twins2 (2026-12-06, twentieth session): fp16 against bf16, the model's
