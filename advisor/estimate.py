@@ -33,10 +33,10 @@ from gacost.base.split import Split
 
 # log sd of a host-bound time carried from one instance of a GPU kind to another by the
 # ratio of their host probes (gacost.calibration.host_probe): the rms log error of the
-# pairwise transfers between three starts of the lent H100 kind, 0.076 with the model's host
-# factor for the ratio to PROBE_HOST_EXPONENT (below), 0.132 for the plain ratio and 0.169
-# with the plain ratio alone (bench/results/host_speed.json "transfers"; bench/MODEL.md "Host
-# speed: a probe"), rounded up: three starts are few
+# pairwise transfers between three starts of the lent H100 kind: 0.076 with the model's host
+# factor for the ratio to PROBE_HOST_EXPONENT (below; in sample), 0.132 with its factor for
+# the raw ratio, 0.169 scaling the time by the raw ratio (bench/results/host_speed.json
+# "transfers"; bench/MODEL.md "Host speed: a probe"), rounded up: three starts are few
 PROBE_LOG_SD = 0.15
 # A machine nobody calibrated: its host time per launch is the model's host_base (the measured
 # machines' typical host) x (probe / REFERENCE_PROBE_MS) ** PROBE_HOST_EXPONENT. Both from the
@@ -45,18 +45,18 @@ PROBE_LOG_SD = 0.15
 # at which the shipped model matches them (an unmeasured machine of its GPU kind); least
 # squares in logs over fifteen starts (thirteen of the lent H100 kind, two H200): exponent
 # 0.77 +- 0.09, P0 27.0 ms, residual log sd 0.124. Each start predicted from the others:
-# rms log error 0.138 against 0.149 with the probe's plain ratio (exponent 1, P0 the
-# geometric mean, 26.8 ms over fifteen starts; 28.1 over the first five, 26.1 over nine,
-# 26.3 over fourteen, the shipped value until the twenty-eighth session). An exponent under 1
-# is what a probe that reads its host with noise calls for (slow probes, 30-38 ms, came with
-# hosts 1.1-1.3x typical, not 1.2-1.5x), whatever part is the host's own elasticity; the
-# same exponent carries a calibrated machine to another instance (carried_host).
+# rms log error 0.138 against 0.149 with the probe's plain ratio (exponent 1 and the
+# geometric mean of the starts' references, 26.8 ms over fifteen starts; that mean was the
+# shipped reference until the twenty-eighth session: 28.1 ms over the first five starts,
+# 26.3 over fourteen). An exponent under 1 is what a probe that reads its host with noise
+# calls for, whatever part is the host's own elasticity; the same exponent carries a
+# calibrated machine to another instance (carried_host).
 REFERENCE_PROBE_MS = 27.0
 PROBE_HOST_EXPONENT = 0.77
 # log sd of a host from its probe alone (a machine nobody calibrated): the carry error
 # between instances (PROBE_LOG_SD, 0.15) and the fit's residual log sd (0.124 over fifteen
-# starts) in quadrature (0.195; 0.21 over eleven starts with the plain ratio, until the
-# twenty-fifth session, 2026-12-07, 0.199 over fourteen)
+# starts) in quadrature (0.194; with the plain ratio and the starts' spread: 0.21 over eleven
+# starts, until the twenty-fifth session, 0.199 over fourteen)
 REFERENCE_PROBE_LOG_SD = 0.20
 
 

@@ -40,9 +40,10 @@ from host_speed import idle_probe_ms, lines  # noqa: E402
 
 ROOT = RESULTS.parents[1]
 RUN = RUNS / "run28"
-# run 28's calls ran on one lent H100 start with held-out session 15's case AG, whose idle
-# probes (`gacost probe`, before and after it) are that start's
-START_PROBES = RESULTS / "heldout-2026-12-07g"
+# each call's machine start, by the folder of its idle probes (`gacost probe`): run 28's first
+# call ran on one lent H100 start with held-out session 15's case AG, whose probes are that
+# start's; a call with none here is printed without a probe
+START_PROBES = {1: RESULTS / "heldout-2026-12-07g"}
 OUT = RESULTS / "dropout_twins.json"
 SHIPPED = DEFAULT_PARAMS.dropout_host_launches
 # the pairs the shipped value was derived from (shared/research/measurements-2026-12-03.md
@@ -115,10 +116,14 @@ def implied(job: Job, split: str, gpu: str, measured: float) -> dict[str, float]
 
 
 def weighted(values: list[float], ses: list[float]) -> tuple[float, float]:
-    """Inverse-variance mean and its standard error."""
+    """Inverse-variance mean and its standard error, widened by sqrt(chi2 / dof) where the
+    values scatter more than their own errors allow (a pair's error from its updates'
+    spread misses what moves between its two processes)."""
     w = [1 / s ** 2 for s in ses]
     mean = sum(v * x for v, x in zip(values, w, strict=True)) / sum(w)
-    return mean, 1 / math.sqrt(sum(w))
+    chi2 = sum((v - mean) ** 2 * x for v, x in zip(values, w, strict=True))
+    widen = math.sqrt(max(1.0, chi2 / (len(values) - 1))) if len(values) > 1 else 1.0
+    return mean, widen / math.sqrt(sum(w))
 
 
 def analyse() -> dict[str, Any]:
@@ -139,15 +144,12 @@ def analyse() -> dict[str, Any]:
         "geometric_mean_ratio_median": _geo([p["ratio_median"] for p in pairs]),
         "model_geometric_mean_ratio": _geo([p["model_ratio_shipped"] for p in pairs]),
         "implied_launches": value, "implied_launches_se": se,
-        # the pairs' own scatter (updates are autocorrelated, so the updates' spread
-        # understates a pair's error)
-        "implied_launches_scatter_se": statistics.stdev(
-            p["implied_launches"] for p in pairs) / math.sqrt(len(pairs)),
     }
     earlier = [{"job": path, "split": split, "gpu": "H200-SXM", "d0_s": d0, "dropout_s": dp,
                 "ratio": dp / d0, **implied(load_job(ROOT / path), split, "H200-SXM", dp / d0)}
                for path, split, d0, dp in EARLIER_PAIRS]
-    return {"probe_ms": idle_probe_ms(START_PROBES), "shipped": SHIPPED, "pairs": pairs,
+    probes = {str(call): idle_probe_ms(folder) for call, folder in START_PROBES.items()}
+    return {"probe_ms_by_call": probes, "shipped": SHIPPED, "pairs": pairs,
             "summary": summary, "earlier_pairs": earlier}
 
 
@@ -158,8 +160,10 @@ def _geo(values: list[float]) -> float:
 def main() -> None:
     result = analyse()
     pairs, summary = result["pairs"], result["summary"]
+    probes = ", ".join(f"call {c} {ms:.1f} ms" for c, ms in result["probe_ms_by_call"].items()
+                       if ms)
     print(f"LoRA dropout twins, each pair back to back in its own processes (run 28, "
-          f"{len(pairs)} pairs; the start's idle probe {result['probe_ms']:.1f} ms); the "
+          f"{len(pairs)} pairs; idle probes of the calls' starts: {probes or 'none'}); the "
           "model: the reference fit on an unmeasured machine of the runs' GPU")
     print(f"{'call':>4s} {'job':40s} {'split':5s} {'first':9s} {'d0 s':>6s} {'d s':>6s} "
           f"{'ratio':>6s} {'+-':>5s} {'model 1':>7s} {f'model {SHIPPED:g}':>7s} "
@@ -173,8 +177,8 @@ def main() -> None:
           f"({summary['geometric_mean_ratio_median']:.3f} of the medians) against the "
           f"model's {summary['model_geometric_mean_ratio']:.3f}; launches per dropout kernel "
           f"implied {summary['implied_launches']:.2f} +- {summary['implied_launches_se']:.2f} "
-          f"(inverse-variance mean; +- {summary['implied_launches_scatter_se']:.2f} from the "
-          f"pairs' scatter; shipped {SHIPPED:g})")
+          f"(inverse-variance mean, its error widened by the pairs' scatter; shipped "
+          f"{SHIPPED:g})")
     print("\nThe 2026-12-03 pairs (lent H200, medians, not back to back) on the same scale:")
     for r in result["earlier_pairs"]:
         print(f"  {Path(r['job']).stem:40s} {r['split']:5s} {r['d0_s']:.3f} -> "

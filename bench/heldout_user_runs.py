@@ -39,7 +39,12 @@ from typing import Any
 from heldout_sets import FIRST_DAY, HELDOUT
 
 from gacost.advisor import kernel_counts, predictor
-from gacost.advisor.estimate import REFERENCE_PROBE_MS, HostProbe, estimate_job
+from gacost.advisor.estimate import (
+    PROBE_HOST_EXPONENT,
+    REFERENCE_PROBE_MS,
+    HostProbe,
+    estimate_job,
+)
 from gacost.advisor.memory_model import CUDA_CONTEXT_GIB
 from gacost.advisor.time_model import DEFAULT_PARAMS, TimeModelParams
 from gacost.base import gpu_table
@@ -206,12 +211,15 @@ def rows_of(folder: Path, terms: TimeModelParams = DEFAULT_PARAMS,
                     # other workload's (probed) profile, that machine carried by it
                     ms = u["probe_before_ms"]
                     row["probe_before_ms"] = round(ms, 2)
-                    held_out = ms * REFERENCE_PROBE_MS / left_out_reference(folder.name)
-                    _probed(row, "with_probe", u["median_s"],
-                            predictions(job, [], terms, HostProbe(held_out, gpu))[split])
-                    if profiles and profiles[0].host_probe_ms and profiles[0].gpu == gpu:
+                    for key, plain in (("with_probe", False), ("with_plain_probe", True)):
+                        held_out = held_out_probe_ms(folder.name, ms, plain=plain)
+                        _probed(row, key, u["median_s"],
+                                predictions(job, [], terms, HostProbe(held_out, gpu))[split])
+                    if (pm := profiles[0].host_probe_ms if profiles else None) and \
+                            profiles[0].gpu == gpu:
+                        carried = held_out_probe_ms(folder.name, ms, against=pm)
                         _probed(row, "with_profile_probe", u["median_s"],
-                                predictions(job, profiles, terms, HostProbe(ms))[split])
+                                predictions(job, profiles, terms, HostProbe(carried))[split])
                 if split in informed:
                     f = informed[split]
                     row["with_profile_s"] = round(f.seconds_per_update or 0.0, 4)
@@ -221,19 +229,39 @@ def rows_of(folder: Path, terms: TimeModelParams = DEFAULT_PARAMS,
     return rows
 
 
-# the machine start of a set in bench/host_speed.py's reference probe
-PROBED_STARTS = {"heldout-2026-12-06": "heldout7"}
+# the machine start of each probed set in bench/host_speed.py's reference probe
+PROBED_STARTS = {s.name: s.probed_start for s in HELDOUT if s.probed_start}
 
 
 @functools.cache
-def left_out_reference(folder: str) -> float:
-    """The reference probe (``REFERENCE_PROBE_MS``) of every probed machine start but the
-    set's own (bench/results/host_speed.json, "reference_probe"): its runs held out. A set
-    whose start is not among them is held out of the shipped value itself."""
+def _left_out_fit(folder: str, plain: bool = False) -> tuple[float, float] | None:
+    """The probe line (exponent, reference ms) of every probed machine start but the set's
+    own (bench/results/host_speed.json, ``reference_probe``): the fitted line
+    (``exponent.left_out_fits``), or with ``plain`` the probe's plain ratio (exponent 1, the
+    others' geometric mean reference); None for a set with no probed start."""
     if folder not in PROBED_STARTS:
-        return REFERENCE_PROBE_MS
-    ref = json.loads((ROOT / "bench" / "results" / "host_speed.json").read_text())
-    return float(ref["reference_probe"]["left_out_reference_ms"][PROBED_STARTS[folder]])
+        return None
+    saved = json.loads((ROOT / "bench" / "results" / "host_speed.json").read_text())
+    start = PROBED_STARTS[folder]
+    if plain:
+        return 1.0, float(saved["reference_probe"]["left_out_reference_ms"][start])
+    fit = saved["reference_probe"]["exponent"]["left_out_fits"][start]
+    return float(fit["b"]), float(fit["p0_ms"])
+
+
+def held_out_probe_ms(folder: str, ms: float, against: float | None = None,
+                      plain: bool = False) -> float:
+    """The probe that gives the shipped advisor, for a run of ``folder`` probed at ``ms``,
+    the host the line fitted without the set's own start gives (its runs held out of
+    ``PROBE_HOST_EXPONENT`` and ``REFERENCE_PROBE_MS``; ``plain``: the plain ratio's line,
+    the comparison): against the reference probe for a machine nobody measured, or against a
+    profile's probe ``against`` when carrying it."""
+    fit = _left_out_fit(folder, plain)
+    if fit is None:
+        return ms
+    b, p0 = fit
+    base, there = (REFERENCE_PROBE_MS, p0) if against is None else (against, against)
+    return float(base * (ms / there) ** (b / PROBE_HOST_EXPONENT))
 
 
 def _probed(row: dict[str, Any], key: str, measured: float, e: Any) -> None:
@@ -430,17 +458,28 @@ def main() -> None:
             # a host probe taken just before each run (from 2026-12-06): alone (a machine
             # nobody measured), and carrying the other workload's probed profile
             "with_probe": summary(part, "with_probe_error"),
+            # the probe's plain ratio (exponent 1) in its place, likewise held out: the
+            # comparison that decides PROBE_HOST_EXPONENT (bench/MODEL.md)
+            "with_plain_probe": summary(part, "with_plain_probe_error"),
             "with_other_profile_and_probe": summary(part, "with_profile_probe_error")}
     for field in ("host", "method", "checkpointing"):
         for value in sorted({str(r[field]) for r in held}):
             part = [r for r in held if str(r[field]) == value]
             report["groups"][f"{field}={value}"] = summary(part)
+    # every run with a probe before it, each set held out of its own start's probe line
+    probed = [r for r in held if "with_probe_error" in r]
+    report["probed_runs"] = {key: summary(probed, key) for key in (
+        "error", "with_probe_error", "with_plain_probe_error")}
     print()
     for name, s in [("all", report["all"]),
+                    *((f"probed runs ({key.removesuffix('_error').replace('_', ' ')})", v)
+                      for key, v in report["probed_runs"].items()),
                     *((f"set {k} (model)", v["model"]) for k, v in report["sets"].items()),
                     *((f"set {k} (+ other workload's profile)", v["with_other_profile"])
                       for k, v in report["sets"].items()),
                     *((f"set {k} (+ the probe before each run)", v["with_probe"])
+                      for k, v in report["sets"].items()),
+                    *((f"set {k} (+ the probe, its plain ratio)", v["with_plain_probe"])
                       for k, v in report["sets"].items()),
                     *((f"set {k} (+ the other profile and the probe)",
                        v["with_other_profile_and_probe"]) for k, v in report["sets"].items()),

@@ -20,7 +20,7 @@ import json
 import math
 import statistics
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -306,42 +306,57 @@ def reference_probe(starts: dict[str, dict[str, Any]]) -> dict[str, Any]:
                                         for k, v in values.items()})}
 
 
+@dataclass(frozen=True)
+class ProbeLine:
+    """``log scale = b * log probe + a``: a host's scale from its probe, ``(probe / P0) ** b``."""
+
+    b: float
+    a: float
+
+    @property
+    def p0_ms(self) -> float:
+        return math.exp(-self.a / self.b)
+
+    def log_scale(self, log_probe: float) -> float:
+        return self.b * log_probe + self.a
+
+
+def fit_probe_line(points: list[tuple[float, float]]) -> ProbeLine:
+    """Least squares of log scale on log probe over ``points`` (log probe, log scale)."""
+    b, a = statistics.linear_regression([x for x, _ in points], [y for _, y in points])
+    return ProbeLine(b, a)
+
+
 def probe_exponent(starts: dict[str, tuple[float, float]]) -> dict[str, Any]:
     """How a start's host scale follows its probe: ``scale = (probe / P0) ** b``, least
-    squares in logs over the starts (each start one point: the probe of its host-bound runs
-    and the host scale that matches them, probe over reference). ``b`` below 1 is what a
-    probe that reads its host with noise calls for (the best linear predictor shrinks a noisy
-    ratio toward 1), whatever part of it is the host's own elasticity. Against ``b = 1``
-    (``P0`` the geometric mean of the references): each start predicted from the others,
-    rms log error of its host scale."""
+    squares in logs over ``starts`` (name: the probe of its host-bound runs, its reference;
+    each start one point, its host scale the probe over its reference). ``b`` below 1 is what
+    a probe that reads its host with noise calls for (the best linear predictor shrinks a
+    noisy ratio toward 1), whatever part of it is the host's own elasticity. Each start
+    predicted from the others' fit (``left_out_fits``: the held-out sets' probes use them),
+    against ``b = 1`` with ``P0`` the others' geometric mean reference: rms log error of its
+    host scale."""
     points = {k: (math.log(p), math.log(p / ref)) for k, (p, ref) in starts.items()}
-
-    def fit(names: list[str]) -> tuple[float, float]:
-        x, y = [points[n][0] for n in names], [points[n][1] for n in names]
-        slope, intercept = statistics.linear_regression(x, y)
-        return slope, intercept
-
-    names = list(points)
-    slope, intercept = fit(names)
-    x = [points[n][0] for n in names]
-    residuals = [points[n][1] - (slope * points[n][0] + intercept) for n in names]
-    residual_sd = math.sqrt(sum(r * r for r in residuals) / (len(names) - 2))
-    slope_se = residual_sd / math.sqrt(sum((v - statistics.fmean(x)) ** 2 for v in x))
-    fitted_errors, unit_errors = {}, {}
-    for n in names:
-        rest = [o for o in names if o != n]
-        b, a = fit(rest)
-        fitted_errors[n] = points[n][1] - (b * points[n][0] + a)
-        unit = statistics.fmean(points[o][0] - points[o][1] for o in rest)  # log P0 at b = 1
-        unit_errors[n] = points[n][1] - (points[n][0] - unit)
+    line = fit_probe_line(list(points.values()))
+    log_probes = [x for x, _ in points.values()]
+    residuals = [y - line.log_scale(x) for x, y in points.values()]
+    residual_sd = math.sqrt(sum(r * r for r in residuals) / (len(points) - 2))
+    spread = math.sqrt(sum((x - statistics.fmean(log_probes)) ** 2 for x in log_probes))
+    left_out = {n: fit_probe_line([v for o, v in points.items() if o != n]) for n in points}
+    fitted_errors = {n: y - left_out[n].log_scale(x) for n, (x, y) in points.items()}
+    unit_errors = {}
+    for n, (x, y) in points.items():
+        log_p0 = statistics.fmean(px - py for o, (px, py) in points.items() if o != n)
+        unit_errors[n] = y - (x - log_p0)
 
     def rms(errors: dict[str, float]) -> float:
         return math.sqrt(statistics.fmean(e * e for e in errors.values()))
 
-    return {"b": slope, "b_se": slope_se, "p0_ms": math.exp(-intercept / slope),
+    return {"b": line.b, "b_se": residual_sd / spread, "p0_ms": line.p0_ms,
             "residual_log_sd": residual_sd,
             "left_out_rms": {"fitted": rms(fitted_errors), "b=1": rms(unit_errors)},
-            "left_out_log_error": fitted_errors}
+            "left_out_log_error": fitted_errors,
+            "left_out_fits": {n: {"b": f.b, "p0_ms": f.p0_ms} for n, f in left_out.items()}}
 
 
 def _gpu(device_name: str) -> str:

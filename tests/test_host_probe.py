@@ -303,3 +303,19 @@ def test_the_shipped_reference_probe_is_the_one_the_starts_give() -> None:
     assert fit["left_out_rms"]["fitted"] < fit["left_out_rms"]["b=1"]
     assert math.hypot(PROBE_LOG_SD, fit["residual_log_sd"]) == pytest.approx(
         REFERENCE_PROBE_LOG_SD, abs=0.01)
+
+
+def test_the_probe_line_is_recovered_from_starts_that_follow_it() -> None:
+    """bench/host_speed.py's fit: starts whose host scale is (probe / 25 ms) ** 0.6, each
+    start's reference its probe over that scale, give back 0.6 and 25 ms; left out one at a
+    time, each is predicted exactly, where the plain ratio misses the far ones."""
+    from bench_loader import load_bench
+
+    host_speed = load_bench("host_speed")
+    probes = {f"s{i}": ms for i, ms in enumerate((14.0, 19.0, 25.0, 31.0, 38.0))}
+    starts = {n: (ms, ms / (ms / 25.0) ** 0.6) for n, ms in probes.items()}
+    fit = host_speed.probe_exponent(starts)
+    assert fit["b"] == pytest.approx(0.6) and fit["p0_ms"] == pytest.approx(25.0)
+    assert fit["left_out_rms"]["fitted"] == pytest.approx(0.0, abs=1e-9)
+    assert fit["left_out_rms"]["b=1"] > 0.1
+    assert fit["left_out_fits"]["s0"] == {"b": pytest.approx(0.6), "p0_ms": pytest.approx(25.0)}
