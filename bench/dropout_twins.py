@@ -36,7 +36,7 @@ from gacost.base.split import Split
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from heldout_sets import RESULTS, RUNS  # noqa: E402
-from host_speed import idle_probe_ms, lines  # noqa: E402
+from host_speed import geometric_mean, idle_probe_ms, lines  # noqa: E402
 
 ROOT = RESULTS.parents[1]
 RUN = RUNS / "run28"
@@ -140,9 +140,9 @@ def analyse() -> dict[str, Any]:
                          [p["implied_se"] for p in pairs])
     summary = {
         "pairs": len(pairs), "calls": len({p["call"] for p in pairs}),
-        "geometric_mean_ratio": _geo([p["ratio_mean"] for p in pairs]),
-        "geometric_mean_ratio_median": _geo([p["ratio_median"] for p in pairs]),
-        "model_geometric_mean_ratio": _geo([p["model_ratio_shipped"] for p in pairs]),
+        "geometric_mean_ratio": geometric_mean([p["ratio_mean"] for p in pairs]),
+        "geometric_mean_ratio_median": geometric_mean([p["ratio_median"] for p in pairs]),
+        "model_geometric_mean_ratio": geometric_mean([p["model_ratio_shipped"] for p in pairs]),
         "implied_launches": value, "implied_launches_se": se,
     }
     earlier = [{"job": path, "split": split, "gpu": "H200-SXM", "d0_s": d0, "dropout_s": dp,
@@ -151,10 +151,6 @@ def analyse() -> dict[str, Any]:
     probes = {str(call): idle_probe_ms(folder) for call, folder in START_PROBES.items()}
     return {"probe_ms_by_call": probes, "shipped": SHIPPED, "pairs": pairs,
             "summary": summary, "earlier_pairs": earlier}
-
-
-def _geo(values: list[float]) -> float:
-    return math.exp(statistics.fmean(math.log(v) for v in values))
 
 
 def main() -> None:

@@ -195,7 +195,7 @@ def transfers(machines: dict[str, dict[str, Any]]) -> dict[str, Any]:
     measured, times the probe ratio, and times the advisor's host factor for that ratio;
     the log errors against what the other machine measured (the advisor's factor for the
     raw ratio, and for the ratio to the shipped exponent, ``PROBE_HOST_EXPONENT``)."""
-    from gacost.advisor.estimate import PROBE_HOST_EXPONENT
+    from gacost.advisor.estimate import probe_host_factor
 
     rows = []
     for a, ma in machines.items():
@@ -210,7 +210,7 @@ def transfers(machines: dict[str, dict[str, Any]]) -> dict[str, Any]:
                     "as_is": math.log(ta / tb), "proportional": math.log(ta * ratio / tb),
                     "model": math.log(ta * host_factor(split, ratio) / tb),
                     "model_exponent": math.log(
-                        ta * host_factor(split, ratio ** PROBE_HOST_EXPONENT) / tb),
+                        ta * host_factor(split, probe_host_factor(ratio)) / tb),
                 })
     rms = {way: math.sqrt(statistics.fmean(r[way] ** 2 for r in rows)) if rows else None
            for way in ("as_is", "proportional", "model", "model_exponent")}
@@ -287,18 +287,19 @@ def reference_probe(starts: dict[str, dict[str, Any]]) -> dict[str, Any]:
             rows.append({"job": Path(job).stem, "split": split, "seconds": seconds,
                          "probe_ms": probe_ms, "host_scale": scale, "host_share": share,
                          "reference_ms": probe_ms / scale})
-        used = [r["reference_ms"] for r in rows if r["host_share"] >= HOST_BOUND]
+        used = [r for r in rows if r["host_share"] >= HOST_BOUND]
         per_start[name] = {"gpu": st["gpu"], "runs": rows,
-                           "probe_ms": _geo([r["probe_ms"] for r in rows]),
+                           "probe_ms": geometric_mean([r["probe_ms"] for r in rows]),
                            "host_bound_runs": len(used),
-                           "reference_ms": _geo(used) if used else None}
+                           "reference_ms": (geometric_mean([r["reference_ms"] for r in used])
+                                            if used else None)}
+        if used:  # the probe of the host-bound runs alone, beside their reference
+            per_start[name]["host_bound_probe_ms"] = geometric_mean(
+                [r["probe_ms"] for r in used])
     values = {k: v["reference_ms"] for k, v in per_start.items() if v["reference_ms"]}
     logs = [math.log(v) for v in values.values()]
-    left_out = {k: _geo([v for j, v in values.items() if j != k]) for k in values}
-    for name in values:  # the probe of the host-bound runs alone, beside their reference
-        per_start[name]["host_bound_probe_ms"] = _geo(
-            [r["probe_ms"] for r in per_start[name]["runs"] if r["host_share"] >= HOST_BOUND])
-    return {"starts": per_start, "reference_ms": _geo(list(values.values())),
+    left_out = {k: geometric_mean([v for j, v in values.items() if j != k]) for k in values}
+    return {"starts": per_start, "reference_ms": geometric_mean(list(values.values())),
             "log_sd": statistics.stdev(logs) if len(logs) > 1 else None,
             "left_out_reference_ms": left_out,
             "left_out_log_error": {k: math.log(values[k] / left_out[k]) for k in values},
@@ -377,10 +378,11 @@ def idle_probe_ms(folder: Path) -> float | None:
     """A start's idle probes (the saved ``gacost probe`` outputs ``probe-*.txt`` in
     ``folder``), geometric mean; None without any."""
     idle = [probe_output_ms(p) for p in sorted(folder.glob("probe-*.txt"))]
-    return _geo(idle) if idle else None
+    return geometric_mean(idle) if idle else None
 
 
-def _geo(values: list[float]) -> float:
+def geometric_mean(values: list[float]) -> float:
+    """The geometric mean of ``values`` (exp of their mean log)."""
     return math.exp(statistics.fmean(math.log(v) for v in values))
 
 
