@@ -486,14 +486,16 @@ def reference_fit_to_dict(model: FittedModel, key: str) -> dict[str, Any]:
             "unused": list(model.unused)}
 
 
-def _saved_reference(key: str) -> FittedModel | None:
+def _saved_reference(key: str, terms: TimeModelParams) -> FittedModel | None:
+    """The saved reference fit when its key is ``key`` (the profiles' and ``terms``'), as a
+    model that predicts with ``terms``; None when missing or stale."""
     entry = embedded.data_root() / REFERENCE_FIT
     try:
         d = json.loads(entry.read_text(encoding="utf-8"))
         if d.get("key") != key:
             return None
         return FittedModel(time_fit_from_dict(d["time"]), mem_fit_from_dict(d["memory"]),
-                           tuple(d["used"]), tuple(d["unused"]))
+                           tuple(d["used"]), tuple(d["unused"]), terms=terms)
     except (OSError, ValueError, KeyError, TypeError):
         return None  # missing or stale: fit again
 
@@ -507,7 +509,7 @@ def reference_model(terms: TimeModelParams = DEFAULT_PARAMS) -> FittedModel:
     hit = _CACHE.get(cache_key)
     if hit is not None:
         return hit
-    saved = _saved_reference(reference_fit_key(profiles, terms))
+    saved = _saved_reference(reference_fit_key(profiles, terms), terms)
     if saved is None:
         return fitted_model(profiles, terms=terms)
     _CACHE[cache_key] = saved

@@ -217,15 +217,14 @@ class TimeModelParams:
     profile's measured compile_seconds replaces it."""
     opt_host_s_per_layer: float = 6e-4
     """Optimizer step + Trainer bookkeeping per layer (prior, not fitted)."""
-    dropout_host_launches: float = 3.0
-    """LoRA dropout > 0 costs the host about three average launches per dropout kernel (PEFT's
-    nn.Dropout module call, the autograd node, the output and mask allocations; not one fused
-    launch): derived from two measured pairs on the H200 host, own process, dropout 0 ->
-    0.05, shared/research/measurements-2026-12-03.md section 2: Qwen3-1.7B GC 1x4 +0.235
-    s/update over 588 dropout kernels per micro-step x 4 = 100 us each; Qwen3-0.6B no GC 1x8
-    +0.312 s over 389 x 8 = 100 us each; against 34 us per average launch on that host: 2.9.
-    Checked against a third pair (bench/RESULTS.md, 2026-12-03 calibrate traces at 4x1:
-    87 us, 2.5)."""
+    dropout_host_launches: float = 2.0
+    """LoRA dropout > 0 costs the host about two average launches per dropout kernel (PEFT's
+    nn.Dropout module call, the autograd node, the output and mask allocations around one
+    fused launch): ten back-to-back twins on lent H100 starts, dropout 0 and 0.05 in their own
+    processes, five workloads in each order (run 28, bench/dropout_twins.py): 2.05 +- 0.49.
+    It was 3.0 until the twenty-ninth session, from two single H200 pairs that were not back to
+    back (shared/research/measurements-2026-12-03.md section 2; 3.0 and 3.7 on the twins'
+    scale, their host moved 22 % within that hour)."""
     l2_read_share: float = 0.5
     """L2 residency of the memory-bound kernels (issue 19 item 4; bench/MODEL.md "L2"): a
     memory-bound kernel whose tensors fit in L2 reads what the kernel before it wrote from L2,

@@ -1,12 +1,13 @@
 """LoRA dropout's host cost: run 28's twins against the model's ``dropout_host_launches``.
 
 The model charges each dropout kernel (``kernel_counts.dropout_kernels_per_microstep``) the
-host time of ``TimeModelParams.dropout_host_launches`` average launches (3.0, derived from two
-single pairs of 2026-12-03 on the lent H200, whose host moved 22 % within the hour; bench/
-MODEL.md "Kernel counts", LoRA dropout). Run 28 (``bash bench/calibrate_rounds_h200.sh
-dropouttwins1``, then ``dropouttwins2`` when a machine is lent again) runs five host-bound
-LoRA jobs at dropout 0 and 0.05 back to back, each in its own process, dropout 0 first in the
-first call and 0.05 first in the second. Per pair: the time ratio (of the runs' mean and
+host time of ``TimeModelParams.dropout_host_launches`` average launches (bench/MODEL.md
+"Kernel counts", LoRA dropout): 2.0, derived here; 3.0 until the twenty-ninth session, from
+two single pairs of 2026-12-03 on the lent H200, whose host moved 22 % within the hour. Run
+28 (``bash bench/calibrate_rounds_h200.sh dropouttwins1`` and ``dropouttwins2``, two lent H100
+starts) runs five host-bound LoRA jobs at dropout 0 and 0.05 back to back, each in its own
+process, dropout 0 first in the first call and 0.05 first in the second, so that a drift
+between a pair's two processes falls on both sides. Per pair: the time ratio (of the runs' mean and
 median update), its standard error from the updates' spread, the model's ratio at one launch
 per dropout kernel and at the shipped value, and the value each pair implies (the model's
 ratio is linear in it to within a part in a thousand over 1-3). The two 2026-12-03 pairs are
@@ -42,7 +43,8 @@ ROOT = RESULTS.parents[1]
 RUN = RUNS / "run28"
 # each call's machine start, by the folder of its idle probes (`gacost probe`): run 28's first
 # call ran on one lent H100 start with held-out session 15's case AG, whose probes are that
-# start's; a call with none here is printed without a probe
+# start's; the second call's start was given back before a probe ran there. A call with none
+# here is printed without a probe
 START_PROBES = {1: RESULTS / "heldout-2026-12-07g"}
 OUT = RESULTS / "dropout_twins.json"
 SHIPPED = DEFAULT_PARAMS.dropout_host_launches
@@ -107,12 +109,12 @@ def model_ratio(job: Job, split: str, gpu: str, launches: float) -> float:
 
 
 def implied(job: Job, split: str, gpu: str, measured: float) -> dict[str, float]:
-    """The model's ratio at one launch per dropout kernel and at the shipped value, and the
-    value that gives ``measured`` (linear between them)."""
-    one = model_ratio(job, split, gpu, 1.0)
-    shipped = model_ratio(job, split, gpu, SHIPPED)
-    return {"model_ratio_1": one, "model_ratio_shipped": shipped,
-            "implied_launches": 1.0 + (SHIPPED - 1.0) * (measured - one) / (shipped - one)}
+    """The model's ratio at one launch per dropout kernel, at three and at the shipped value,
+    and the value that gives ``measured`` (linear through the first two)."""
+    one, three = (model_ratio(job, split, gpu, x) for x in (1.0, 3.0))
+    return {"model_ratio_1": one, "model_ratio_3": three,
+            "model_ratio_shipped": model_ratio(job, split, gpu, SHIPPED),
+            "implied_launches": 1.0 + 2.0 * (measured - one) / (three - one)}
 
 
 def weighted(values: list[float], ses: list[float]) -> tuple[float, float]:
@@ -134,7 +136,7 @@ def analyse() -> dict[str, Any]:
         assert gpu is not None, p["gpu"]
         p.update(implied(load_job(ROOT / p["dropout_job"]), p["split"], gpu, p["ratio_mean"]))
         # the implied value's standard error: the ratio's, through the model's slope
-        slope = (p["model_ratio_shipped"] - p["model_ratio_1"]) / (SHIPPED - 1.0)
+        slope = (p["model_ratio_3"] - p["model_ratio_1"]) / 2.0
         p["implied_se"] = p["ratio_mean"] * p["log_se"] / slope
     value, se = weighted([p["implied_launches"] for p in pairs],
                          [p["implied_se"] for p in pairs])
@@ -144,6 +146,14 @@ def analyse() -> dict[str, Any]:
         "geometric_mean_ratio_median": geometric_mean([p["ratio_median"] for p in pairs]),
         "model_geometric_mean_ratio": geometric_mean([p["model_ratio_shipped"] for p in pairs]),
         "implied_launches": value, "implied_launches_se": se,
+        # each order alone: the second process of a pair ran faster when the two orders differ
+        "by_call": {str(call): {
+            "first": part[0]["first"],
+            "geometric_mean_ratio": geometric_mean([p["ratio_mean"] for p in part]),
+            "implied_launches": weighted([p["implied_launches"] for p in part],
+                                         [p["implied_se"] for p in part])[0]}
+            for call in sorted({p["call"] for p in pairs})
+            if (part := [p for p in pairs if p["call"] == call])},
     }
     earlier = [{"job": path, "split": split, "gpu": "H200-SXM", "d0_s": d0, "dropout_s": dp,
                 "ratio": dp / d0, **implied(load_job(ROOT / path), split, "H200-SXM", dp / d0)}
@@ -181,6 +191,9 @@ def main() -> None:
               f"{r['dropout_s']:.3f}: ratio {r['ratio']:.3f}, model {r['model_ratio_1']:.3f} "
               f"(1) / {r['model_ratio_shipped']:.3f} ({SHIPPED:g}), implied "
               f"{r['implied_launches']:.2f}")
+    print("each order alone: " + "; ".join(
+        f"call {c} ({o['first']} first) ratio {o['geometric_mean_ratio']:.3f}, implied "
+        f"{o['implied_launches']:.2f}" for c, o in summary["by_call"].items()))
     if summary["calls"] < 2:
         print("\none call only (dropout 0 first): the order is not balanced until "
               "dropouttwins2 runs; the shipped value stays")

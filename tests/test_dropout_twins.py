@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from bench_loader import load_bench
 
+from gacost.advisor import time_model
 from gacost.base.gpu_names import canonical_gpu
 from gacost.base.job import load_job
 
@@ -77,3 +78,16 @@ def test_scatter_beyond_the_errors_widens_the_error(bench: ModuleType) -> None:
     assert (mean, se) == (1.0, pytest.approx(0.5 / 3 ** 0.5))
     _, wide = bench.weighted([0.0, 2.0, 4.0], [0.5, 0.5, 0.5])
     assert wide == pytest.approx(2.0 / 3 ** 0.5)  # chi2 32 on 2 dof: x4
+
+
+def test_the_shipped_value_is_what_both_orders_imply(result: dict[str, Any]) -> None:
+    """time_model's dropout_host_launches is the twins' value (both orders, each pair's two
+    processes back to back), to the precision its error supports; neither order alone
+    decides it."""
+    summary = result["summary"]
+    assert summary["calls"] == 2
+    assert {o["first"] for o in summary["by_call"].values()} == {"dropout", "dropout 0"}
+    shipped = time_model.DEFAULT_PARAMS.dropout_host_launches
+    assert result["shipped"] == shipped
+    assert abs(shipped - summary["implied_launches"]) < summary["implied_launches_se"] / 4
+    assert shipped == round(summary["implied_launches"] * 2) / 2  # to the half launch

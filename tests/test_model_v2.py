@@ -23,6 +23,21 @@ def test_saved_reference_fit_matches_the_profiles_and_the_model() -> None:
         "data/reference_fit.json is stale: run python -m gacost.advisor.build_reference_fit")
 
 
+def test_a_saved_fit_served_for_other_terms_predicts_with_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The saved fit is served wherever its key matches; the model it gives predicts with the
+    terms it was asked for, not the defaults (a bench's variant once read the defaults'
+    numbers from a saved fit whose key matched the variant)."""
+    saved = json.loads((ROOT / "data" / predictor.REFERENCE_FIT).read_text())
+    monkeypatch.setattr(predictor, "reference_fit_key", lambda *_: saved["key"])
+    monkeypatch.setattr(predictor, "_CACHE", {})
+    other = dataclasses.replace(time_model.DEFAULT_PARAMS, dropout_host_launches=7.0)
+    model = predictor.reference_model(other)
+    assert model.terms == other
+    assert predictor.reference_model().terms == time_model.DEFAULT_PARAMS
+
+
 @pytest.mark.slow
 def test_saved_reference_fit_predicts_like_a_new_fit() -> None:
     from gacost.base import gpu_table, models
