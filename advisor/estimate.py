@@ -33,27 +33,29 @@ from gacost.base.split import Split
 
 # log sd of a host-bound time carried from one instance of a GPU kind to another by the
 # ratio of their host probes (gacost.calibration.host_probe): the rms log error of the
-# pairwise transfers between three starts of the lent H100 kind: 0.076 with the model's host
-# factor for the ratio to PROBE_HOST_EXPONENT (below; in sample), 0.132 with its factor for
+# pairwise transfers between three starts of the lent H100 kind: 0.080 with the model's host
+# factor for the ratio to PROBE_HOST_EXPONENT (below; in sample), 0.133 with its factor for
 # the raw ratio, 0.169 scaling the time by the raw ratio (bench/results/host_speed.json
 # "transfers"; bench/MODEL.md "Host speed: a probe"), rounded up: three starts are few
 PROBE_LOG_SD = 0.15
-# A machine nobody calibrated: its host time per launch is the model's host_base (the measured
-# machines' typical host) x (probe / REFERENCE_PROBE_MS) ** PROBE_HOST_EXPONENT. Both from the
-# probed machine starts (bench/host_speed.py "reference probe", bench/MODEL.md "A probe for a
-# machine nobody calibrated"): per start, the probe of its host-bound runs and the host scale
-# at which the shipped model matches them (an unmeasured machine of its GPU kind); least
-# squares in logs over fifteen starts (thirteen of the lent H100 kind, two H200): exponent
-# 0.75 +- 0.09, P0 25.8 ms, residual log sd 0.124. Each start predicted from the others:
-# rms log error 0.139 against 0.153 with the probe's plain ratio (exponent 1 and the
-# geometric mean of the starts' references, 25.8 ms over fifteen starts; that mean was the
-# shipped reference until the twenty-eighth session: 28.1 ms over the first five starts,
-# 26.3 over fourteen). An exponent under 1 is what a probe that reads its host with noise
-# calls for, whatever part is the host's own elasticity; the same exponent carries a
-# calibrated machine to another instance (carried_host). Refitted in the twenty-ninth session
-# when LoRA dropout's host cost went 3 -> 2 launches per kernel (time_model): the starts with
-# dropout runs read slower hosts (0.77 and 27.0 ms before).
-REFERENCE_PROBE_MS = 25.8
+# A machine nobody calibrated: its host time per launch is the model's host for a machine
+# nobody measured (host_base x the centre of the measured machines, TimeFit.unmeasured_host)
+# x (probe / REFERENCE_PROBE_MS) ** PROBE_HOST_EXPONENT. Both from the probed machine starts
+# (bench/host_speed.py "reference probe", bench/MODEL.md "A probe for a machine nobody
+# calibrated"): per start, the probe of its host-bound runs and the host scale at which the
+# shipped model matches them (an unmeasured machine of its GPU kind); least squares in logs
+# over fifteen starts (thirteen of the lent H100 kind, two H200): exponent 0.75 +- 0.09, P0
+# 28.2 ms, residual log sd 0.124. Each start predicted from the others: rms log error 0.139
+# against 0.153 with the probe's plain ratio (exponent 1 and the geometric mean of the
+# starts' references, 27.6 ms over fifteen starts; that mean was the shipped reference until
+# the twenty-eighth session: 28.1 ms over the first five starts, 26.3 over fourteen). An
+# exponent under 1 is what a probe that reads its host with noise calls for, whatever part
+# is the host's own elasticity; the same exponent carries a calibrated machine to another
+# instance (carried_host). Refitted in the twenty-ninth session: LoRA dropout's host cost
+# went 3 -> 2 launches per kernel (b 0.77 -> 0.75, P0 27.0 -> 25.8 ms) and the unmeasured
+# machine's host moved to the centre of the measured machines, x1.069 (P0 -> 28.2 ms, the
+# same probe line in seconds).
+REFERENCE_PROBE_MS = 28.2
 PROBE_HOST_EXPONENT = 0.75
 # log sd of a host from its probe alone (a machine nobody calibrated): the carry error
 # between instances (PROBE_LOG_SD, 0.15) and the fit's residual log sd (0.124 over fifteen
@@ -121,7 +123,7 @@ def estimate_job(job: Job, offers: Sequence[Offer],
         if id(p) in user_ids and p.gpu not in gpu_names:
             notes.append(f"profile for {p.gpu} unused: {p.gpu} is not among the job's gpus")
     setup = predictor.setup_for(workload)  # the one Workload -> TrainSetup conversion
-    fitted = with_user_profiles(arch, user_profiles, terms)
+    fitted = predictor.with_user_profiles(arch, user_profiles, terms)
     # your profile's machine hosts the predictions on its GPU (calibrate where you would
     # rent); every other GPU is predicted for a machine nobody measured
     machines: dict[str, str] = {}
@@ -168,17 +170,6 @@ def estimate_job(job: Job, offers: Sequence[Offer],
         if no_price and (len(worlds) == 1 or world == 1):
             notes.append(f"no {what} offer in the price data for: {', '.join(no_price)}")
     return Estimated(model_name, arch, setup, fitted, estimates, skipped, chosen, notes)
-
-
-def with_user_profiles(arch: ModelArch, user_profiles: Sequence[Profile],
-                       terms: TimeModelParams = DEFAULT_PARAMS) -> predictor.FittedModel:
-    """The reference model, fitted again with the user's profiles (each informs its own
-    GPU's host and device terms; the global terms stay at the reference fit)."""
-    reference = predictor.reference_model(terms)
-    if not user_profiles:
-        return reference
-    return predictor.fitted_model([*user_profiles, *predictor.reference_profiles()],
-                                  archs=[arch], anchor=reference, terms=terms)
 
 
 def carried_host(profiles: Sequence[Profile], probe: HostProbe,
@@ -233,7 +224,7 @@ def carried_splits(profile: Profile, probe_ms: float) -> list[tuple[Split, float
     """Each timed split of ``profile`` as measured and as it would run on an instance of its
     machine whose host probe is ``probe_ms``: (split, seconds there, seconds here), by the
     model's host factor (:func:`carried_host`, fitted with the profile as ``recommend``
-    fits it, :func:`with_user_profiles`); empty without a recorded probe, a known
+    fits it, :func:`predictor.with_user_profiles`); empty without a recorded probe, a known
     architecture or a GPU spec."""
     arch = predictor.arch_for(profile.workload.model)
     spec = gpu_table.gpu_specs().get(profile.gpu)
@@ -242,7 +233,7 @@ def carried_splits(profile: Profile, probe_ms: float) -> list[tuple[Split, float
     setup = predictor.setup_for(profile.workload)
     machines = {profile.gpu: profile.machine}
     gpu, host, _ = carried_host([profile], HostProbe(probe_ms), machines)
-    model = with_user_profiles(arch, [profile]).on_machines(machines).with_host(gpu, host)
+    model = predictor.with_user_profiles(arch, [profile]).on_machines(machines).with_host(gpu, host)
     return [(s.split, s.seconds_per_update, s.seconds_per_update
              * model.host_factor(arch, setup, spec, s.micro_batch, s.grad_accum))
             for s in profile.splits if s.status in TIMED and s.seconds_per_update]

@@ -81,7 +81,8 @@ TIME_PRIORS: dict[str, Prior] = {
     "host_base": Prior(30e-6, 0.35, why="host seconds per kernel launch (lent H200 host 22-35 us "
                        "by configuration; a rented host's CPU is unknown)"),
     "host_dev": Prior(1.0, 0.3, why="one machine's host relative to host_base (CPU, VM, "
-                      "stack): a machine nobody measured keeps this prior, the spread between "
+                      "stack): a machine nobody measured keeps this spread, centred on the "
+                      "measured machines (TimeFit.unmeasured_host), the spread between "
                       "machines (lent H200 host 22-43 us by configuration and day, the Colab "
                       "hosts of the published rows about 45 us)"),
     "gpu_eff": Prior(1.0, 0.15, why="GPU deviation from its sustained-rate and stream transfer"),
@@ -332,8 +333,16 @@ def _fit_from_dict(d: Mapping[str, Any], default: Callable[[str], Prior]) -> _Fi
 
 def time_fit_from_dict(d: Mapping[str, Any]) -> TimeFit:
     """A :class:`TimeFit` saved with :func:`fit_to_dict` (default priors, but those it
-    was fitted with)."""
-    return TimeFit(_fit_from_dict(d, time_prior))
+    was fitted with) and its ``unmeasured_host``."""
+    return TimeFit(_fit_from_dict(d, time_prior), float(d["unmeasured_host"]))
+
+
+def typical_host_dev(fit: TimeFit) -> float:
+    """The centre of the machines ``fit`` measured: the geometric mean of their fitted
+    ``host_dev``, one vote each (1.0 without any)."""
+    logs = [x for n, x in zip(fit.fit.names, fit.fit.result.x, strict=True)
+            if n.startswith("host_dev:")]
+    return math.exp(sum(logs) / len(logs)) if logs else 1.0
 
 
 def mem_fit_from_dict(d: Mapping[str, Any]) -> MemFit:
@@ -395,14 +404,29 @@ def _jacobian(fun: Callable[[list[float]], Iterable[float]], x: Sequence[float],
 
 @dataclass(frozen=True)
 class TimeFit:
-    """The time model fitted to observations."""
+    """The time model fitted to observations.
+
+    ``unmeasured_host``: the ``host_dev`` of a machine no observation informed, the centre
+    of the measured machines' hosts (:func:`typical_host_dev`; its spread stays the prior's).
+    """
 
     fit: _Fit
+    unmeasured_host: float = 1.0
+
+    def distribution(self, names: Sequence[str]
+                     ) -> tuple[list[float], list[list[float]], tuple[Prior, ...]]:
+        """The fit's distribution of ``names``, a machine nobody measured centred on
+        ``unmeasured_host``."""
+        mean, cov, pri = self.fit.distribution(names)
+        fitted = self.fit.index()
+        shift = math.log(self.unmeasured_host)
+        return [x + shift if n.startswith("host_dev:") and n not in fitted else x
+                for n, x in zip(names, mean, strict=True)], cov, pri
 
     def params(self, gpu: str, machine: str = "") -> TimeParams:
         """Central parameters for ``gpu`` in ``machine`` (priors where no profile informed
         them)."""
-        mean, _, pri = self.fit.distribution(time_param_names(gpu, machine))
+        mean, _, pri = self.distribution(time_param_names(gpu, machine))
         return _time_params(gpu, [p.value(x) for p, x in zip(pri, mean, strict=True)])
 
     def has_data(self, gpu: str) -> bool:
@@ -427,7 +451,7 @@ class TimeFit:
         correlate them; the run-to-run noise does not)."""
         names = tuple(dict.fromkeys(n for q in queries
                                     for n in time_param_names(q.gpu, q.machine)))
-        mean, cov, pri = self.fit.distribution(names)
+        mean, cov, pri = self.distribution(names)
         pos = {n: i for i, n in enumerate(names)}
         sel = [[pos[n] for n in time_param_names(q.gpu, q.machine)] for q in queries]
 
@@ -488,12 +512,16 @@ def fit_time(
     observations: Sequence[TimeObservation],
     priors: Mapping[str, Prior] | None = None,
     fixed: Collection[str] = (),
+    unmeasured_host: float | None = None,
 ) -> TimeFit:
     """Fit the time model: global ``stack_eff``, ``gpu_launch``, ``host_base``; per GPU kind
     ``gpu_eff``, per machine ``host_dev``.
 
     ``priors`` overrides priors by name; ``fixed`` names stay at their prior centre (their
-    prior sd still widens the bands).
+    prior sd still widens the bands). ``unmeasured_host``: the centre of the machines another
+    fit measured (an anchor's), which this fit's machines are drawn from (their ``host_dev``
+    priors centred on it) and a machine nobody measured gets; None: the centre of this fit's
+    own machines (:func:`typical_host_dev`), their priors at the default.
     """
     import numpy as np
 
@@ -501,6 +529,12 @@ def fit_time(
     machines = sorted({o.machine or o.gpu for o in observations})
     names = (*TIME_GLOBALS, *(f"gpu_eff:{g}" for g in gpus),
              *(f"host_dev:{h}" for h in machines))
+    if unmeasured_host is not None:
+        spread = TIME_PRIORS["host_dev"]
+        priors = {**{f"host_dev:{h}": Prior(unmeasured_host, spread.sd, spread.log,
+                                            why="the anchor's centre of measured machines "
+                                            f"({spread.why})") for h in machines},
+                  **(priors or {})}
     meas = np.array([math.log(o.seconds) for o in observations])
     prior_of = _prior_lookup(time_prior, priors)
     labels = [o.label for o in observations]
@@ -522,7 +556,9 @@ def fit_time(
         centre.update({n: p.value(float(x)) for n, p, x in
                        zip(fitted.names, fitted.priors, fitted.result.x, strict=True)})
     assert fitted is not None
-    return TimeFit(fitted)
+    fit = TimeFit(fitted)
+    return replace(fit, unmeasured_host=(typical_host_dev(fit) if unmeasured_host is None
+                                         else unmeasured_host))
 
 
 def anchored_priors(reference: TimeFit) -> dict[str, Prior]:

@@ -391,6 +391,9 @@ def fitted_model(
     of :data:`GLOBAL_FIT_GPUS` alone and anchor the rest the same way. ``terms``: the time
     model's fixed terms (a bench's variant; the fit and its predictions use them).
     """
+    # a machine nobody measured takes the centre of this fit's machines, or of the anchor's
+    # when one is passed (a user's profile never moves another machine's host)
+    own_centre = anchor is None
     if anchor is None and any(p.gpu not in GLOBAL_FIT_GPUS for p in profiles):
         core = [p for p in profiles if p.gpu in GLOBAL_FIT_GPUS]
         if core:
@@ -399,7 +402,8 @@ def fitted_model(
     extra = {a.name: a for a in archs}
     # the anchor itself keys the fit (the reference model and an automatic anchor can hold
     # the same profiles); anchors are cached models, so their identity is stable
-    cache_key = (_cache_key(profiles, archs), None if anchor is None else id(anchor), terms)
+    cache_key = (_cache_key(profiles, archs), None if anchor is None else id(anchor), terms,
+                 own_centre)
     hit = _CACHE.get(cache_key)
     if hit is not None:
         return hit
@@ -419,10 +423,23 @@ def fitted_model(
         mems += m
         used.append(what)
     time_fit = (fit_time(times) if anchor is None else
-                fit_time(times, priors=anchored_priors(anchor.time), fixed=TIME_GLOBALS))
+                fit_time(times, priors=anchored_priors(anchor.time), fixed=TIME_GLOBALS,
+                         unmeasured_host=None if own_centre else anchor.time.unmeasured_host))
     model = FittedModel(time_fit, fit_memory(mems), tuple(used), tuple(unused), terms=terms)
     _CACHE[cache_key] = model
     return model
+
+
+def with_user_profiles(arch: ModelArch, user_profiles: Sequence[Profile],
+                       terms: TimeModelParams = DEFAULT_PARAMS) -> FittedModel:
+    """The reference model, fitted again with the user's profiles (each informs its own
+    GPU's host and device terms; the global terms and the centre a machine nobody measured
+    gets stay at the reference fit)."""
+    reference = reference_model(terms)
+    if not user_profiles:
+        return reference
+    return fitted_model([*user_profiles, *reference_profiles()], archs=[arch],
+                        anchor=reference, terms=terms)
 
 
 def reference_profiles() -> list[Profile]:
@@ -443,7 +460,8 @@ MODEL_VERSION = ("2026-12-07 H200 stream at gpu-stream's full-occupancy rate, fu
                  "GEMM efficiency shared within an architecture, no sqrt(v) buffer with the "
                  "fused AdamW, AdamW's bytes in the trained dtype at the stream rate, a "
                  "layer's backward 1.5 forwards of memory-bound time, the recompute stops before "
-                 "an unwrapped down_proj, the attention rate over 76 traced splits")
+                 "an unwrapped down_proj, the attention rate over 76 traced splits, a machine "
+                 "nobody measured at the centre of the measured machines")
 
 
 def model_constants(terms: TimeModelParams = DEFAULT_PARAMS) -> str:
@@ -481,7 +499,8 @@ def reference_fit_key(
 
 def reference_fit_to_dict(model: FittedModel, key: str) -> dict[str, Any]:
     """The reference fit as JSON-ready data (:func:`reference_model` reads it back)."""
-    return {"key": key, "time": fit_to_dict(model.time.fit),
+    return {"key": key, "time": {**fit_to_dict(model.time.fit),
+                                 "unmeasured_host": model.time.unmeasured_host},
             "memory": fit_to_dict(model.memory.fit), "used": list(model.used),
             "unused": list(model.unused)}
 

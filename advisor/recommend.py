@@ -115,9 +115,11 @@ def host_advice(est: Estimated, chosen: SplitEstimate) -> list[str]:
     probed = est.fitted.host_for(chosen.gpu)
     if probed is not None:
         return [f"{head} (this instance's host from its probe, x{probed.factor:.2f})"]
-    prior = model_fit.TIME_PRIORS["host_base"]
-    return [f"{head} (prior {prior.center * 1e6:.0f} us per kernel launch, x/÷ "
-            f"{math.exp(model_fit.Z90 * prior.sd):.1f} at 90%); `gacost probe` on the rented "
+    host = est.fitted.params(chosen.gpu).host_s_per_launch
+    spread = model_fit.TIME_PRIORS["host_dev"].sd
+    return [f"{head} (a machine nobody measured: about {host * 1e6:.0f} us per kernel launch, "
+            f"x/÷ {math.exp(model_fit.Z90 * spread):.1f} at 90% between machines); "
+            "`gacost probe` on the rented "
             "instance (10 s, no GPU needed) tells its host's speed for --host-probe-ms, "
             "`gacost calibrate` there measures it"]
 

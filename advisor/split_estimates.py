@@ -115,12 +115,13 @@ def estimate_splits(
 ) -> tuple[list[SplitEstimate], list[SkippedGpu]]:
     """Estimate every split on every GPU; ``profiles`` must already match the workload.
 
-    ``model``: the fitted model to predict with (default: fitted to the reference profiles
-    and ``profiles``). ``world``: GPUs per data-parallel run (splits are per GPU); only
-    profiles measured on that many GPUs count as measurements.
+    ``model``: the fitted model to predict with (default: the reference model fitted again
+    with ``profiles``, :func:`predictor.with_user_profiles`). ``world``: GPUs per
+    data-parallel run (splits are per GPU); only profiles measured on that many GPUs count
+    as measurements.
     """
     if model is None:
-        model = predictor.fitted_model([*predictor.reference_profiles(), *profiles], archs=[arch])
+        model = predictor.with_user_profiles(arch, profiles)
     out: list[SplitEstimate] = []
     skipped: list[SkippedGpu] = []
     precision = time_model.work_costs(arch, setup).compute_precision

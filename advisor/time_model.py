@@ -221,7 +221,7 @@ class TimeModelParams:
     """LoRA dropout > 0 costs the host about two average launches per dropout kernel (PEFT's
     nn.Dropout module call, the autograd node, the output and mask allocations around one
     fused launch): ten back-to-back twins on lent H100 starts, dropout 0 and 0.05 in their own
-    processes, five workloads in each order (run 28, bench/dropout_twins.py): 2.05 +- 0.49.
+    processes, five workloads in each order (run 28, bench/dropout_twins.py): 2.04 +- 0.49.
     It was 3.0 until the twenty-ninth session, from two single H200 pairs that were not back to
     back (shared/research/measurements-2026-12-03.md section 2; 3.0 and 3.7 on the twins'
     scale, their host moved 22 % within that hour)."""

@@ -7,11 +7,12 @@ two single pairs of 2026-12-03 on the lent H200, whose host moved 22 % within th
 28 (``bash bench/calibrate_rounds_h200.sh dropouttwins1`` and ``dropouttwins2``, two lent H100
 starts) runs five host-bound LoRA jobs at dropout 0 and 0.05 back to back, each in its own
 process, dropout 0 first in the first call and 0.05 first in the second, so that a drift
-between a pair's two processes falls on both sides. Per pair: the time ratio (of the runs' mean and
-median update), its standard error from the updates' spread, the model's ratio at one launch
-per dropout kernel and at the shipped value, and the value each pair implies (the model's
-ratio is linear in it to within a part in a thousand over 1-3). The two 2026-12-03 pairs are
-printed beside them, on the same scale.
+between a pair's two processes falls on both sides. Per pair: the time ratio (of the runs'
+mean and median update), its standard error from the updates' spread, the model's ratio at
+one, three and the shipped launches per dropout kernel, and the value each pair implies
+(interpolated through one and three: the model's ratio is linear in it to within a part in a
+thousand there); the summary over both orders and each order alone. The two 2026-12-03 pairs
+are printed beside them, on the same scale.
 
     python bench/dropout_twins.py
 

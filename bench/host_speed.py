@@ -299,7 +299,11 @@ def reference_probe(starts: dict[str, dict[str, Any]]) -> dict[str, Any]:
     values = {k: v["reference_ms"] for k, v in per_start.items() if v["reference_ms"]}
     logs = [math.log(v) for v in values.values()]
     left_out = {k: geometric_mean([v for j, v in values.items() if j != k]) for k in values}
+    from gacost.advisor import predictor
+
     return {"starts": per_start, "reference_ms": geometric_mean(list(values.values())),
+            # the host the scales are relative to: a machine nobody measured, host_base x this
+            "unmeasured_host": predictor.reference_model().time.unmeasured_host,
             "log_sd": statistics.stdev(logs) if len(logs) > 1 else None,
             "left_out_reference_ms": left_out,
             "left_out_log_error": {k: math.log(values[k] / left_out[k]) for k in values},

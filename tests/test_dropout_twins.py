@@ -49,7 +49,7 @@ def _pairs() -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("index", range(len(_pairs())))
 def test_the_implied_value_gives_the_measured_ratio(bench: ModuleType, index: int) -> None:
-    """Inside 1-3 and beyond it (pairs imply 0.26 to 2.91): the model's ratio at the implied
+    """Inside 1-3 and beyond it (pairs imply 0.04 to 5.17): the model's ratio at the implied
     value is the measured one, so the interpolation's linearity holds where it is used."""
     p = _pairs()[index]
     job = load_job(ROOT / p["dropout_job"])
@@ -88,6 +88,5 @@ def test_the_shipped_value_is_what_both_orders_imply(result: dict[str, Any]) -> 
     assert summary["calls"] == 2
     assert {o["first"] for o in summary["by_call"].values()} == {"dropout", "dropout 0"}
     shipped = time_model.DEFAULT_PARAMS.dropout_host_launches
-    assert result["shipped"] == shipped
     assert abs(shipped - summary["implied_launches"]) < summary["implied_launches_se"] / 4
     assert shipped == round(summary["implied_launches"] * 2) / 2  # to the half launch

@@ -12,6 +12,8 @@ import pytest
 from bench_loader import load_bench
 
 from gacost.advisor import model_fit, predictor, time_model
+from gacost.base import gpu_table, models
+from gacost.base.job import LINEAR_MODULES
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,13 +36,20 @@ def test_a_saved_fit_served_for_other_terms_predicts_with_them(
     monkeypatch.setattr(predictor, "_CACHE", {})
     other = dataclasses.replace(time_model.DEFAULT_PARAMS, dropout_host_launches=7.0)
     model = predictor.reference_model(other)
-    assert model.terms == other
-    assert predictor.reference_model().terms == time_model.DEFAULT_PARAMS
+    default = predictor.reference_model()
+    assert model.terms == other and default.terms == time_model.DEFAULT_PARAMS
+    name, cfg = models.load_model_config("Qwen/Qwen3-0.6B")
+    arch = models.model_arch(name, cfg)
+    setup = time_model.TrainSetup("lora", 16, LINEAR_MODULES, 512, "bf16", True,
+                                  lora_dropout=0.05)
+    spec = gpu_table.gpu_specs()["H100-SXM"]
+    with_other, with_default = (m.seconds(arch, setup, spec, 1, 8) for m in (model, default))
+    assert with_other is not None and with_default is not None
+    assert with_other.value > 1.2 * with_default.value  # 7 launches per dropout kernel, not 2
 
 
 @pytest.mark.slow
 def test_saved_reference_fit_predicts_like_a_new_fit() -> None:
-    from gacost.base import gpu_table, models
 
     predictor._CACHE.clear()
     loaded = predictor.reference_model()
@@ -154,8 +163,6 @@ def test_the_saved_fit_is_keyed_on_constants_not_source_text(
 def test_a_variant_of_the_terms_is_fitted_and_cached_apart() -> None:
     """A bench's variant of the fixed terms (dataclasses.replace) prices the costs, the fit
     and its predictions; the shipped terms' cache entries stay as they were."""
-    from gacost.base import gpu_table, models
-
     shipped = time_model.DEFAULT_PARAMS
     variant = dataclasses.replace(shipped, act_bytes_scale=shipped.act_bytes_scale * 2)
     assert hash(variant) != hash(shipped) and variant != shipped
