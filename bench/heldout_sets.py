@@ -130,4 +130,10 @@ HELDOUT = (
     HeldoutSet(RUNS / "run28", "2026-12-07"),
     HeldoutSet(RESULTS / "heldout-2026-12-07g", "2026-12-07", session=True,
                probed_start="heldout15"),
+    # the twenty-ninth session (2026-12-07): run 28's second call (dropout 0.05 first, no
+    # probe on that start), then session 15's case AH on another start, cut at the device
+    # budget after three runs (h85 2x4 and 8x1, h86 1x4; predicted in the twenty-seventh
+    # session, heldout-2026-12-07g/predicted-before*.json); no end probe
+    HeldoutSet(RESULTS / "heldout-2026-12-07h", "2026-12-07", session=True,
+               probed_start="heldout15b"),
 )
