@@ -27,6 +27,7 @@ import statistics
 import sys
 from dataclasses import replace
 from pathlib import Path
+from statistics import geometric_mean
 from typing import Any
 
 from gacost.advisor import predictor
@@ -38,7 +39,7 @@ from gacost.base.split import Split
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from heldout_sets import RESULTS, RUNS  # noqa: E402
-from host_speed import geometric_mean, idle_probe_ms, lines  # noqa: E402
+from host_speed import idle_probe_ms, lines  # noqa: E402
 
 ROOT = RESULTS.parents[1]
 RUN = RUNS / "run28"

@@ -22,6 +22,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
+from statistics import geometric_mean
 from typing import Any
 
 from heldout_sets import HELDOUT, RESULTS, RUNS
@@ -279,6 +280,8 @@ def reference_probe(starts: dict[str, dict[str, Any]]) -> dict[str, Any]:
     model matches each host-bound split on an unmeasured machine of its GPU; the geometric
     mean over starts (each start the geometric mean of its host-bound splits), its log sd,
     and each start's value left out."""
+    from gacost.advisor import predictor
+
     per_start: dict[str, Any] = {}
     for name, st in starts.items():
         rows = []
@@ -299,8 +302,6 @@ def reference_probe(starts: dict[str, dict[str, Any]]) -> dict[str, Any]:
     values = {k: v["reference_ms"] for k, v in per_start.items() if v["reference_ms"]}
     logs = [math.log(v) for v in values.values()]
     left_out = {k: geometric_mean([v for j, v in values.items() if j != k]) for k in values}
-    from gacost.advisor import predictor
-
     return {"starts": per_start, "reference_ms": geometric_mean(list(values.values())),
             # the host the scales are relative to: a machine nobody measured, host_base x this
             "unmeasured_host": predictor.reference_model().time.unmeasured_host,
@@ -383,11 +384,6 @@ def idle_probe_ms(folder: Path) -> float | None:
     ``folder``), geometric mean; None without any."""
     idle = [probe_output_ms(p) for p in sorted(folder.glob("probe-*.txt"))]
     return geometric_mean(idle) if idle else None
-
-
-def geometric_mean(values: list[float]) -> float:
-    """The geometric mean of ``values`` (exp of their mean log)."""
-    return math.exp(statistics.fmean(math.log(v) for v in values))
 
 
 def long_run_windows() -> dict[str, Any]:
