@@ -259,8 +259,12 @@ case "$1" in
        $K/h85-llama3.2-3b-full-s1024-b8.yaml:2x4,8x1 \
        $K/h86-qwen2.5-7b-qlora-s2048-b4.yaml:1x4,4x1 \
        $K/h88-phi3-mini-nogc-s512-b16.yaml:4x4,16x1 ;;
+  # AH's second half, on another start (the first start ran out of device time after h86 1x4)
+  AH2) probed_session AH2 "heldout-AH2.json" \
+       $K/h86-qwen2.5-7b-qlora-s2048-b4.yaml:4x1 \
+       $K/h88-phi3-mini-nogc-s512-b16.yaml:4x4,16x1 ;;
   AI|AI2) probed_session "$1" "heldout-$1-repeats.json" \
        $K/h84-qwen3-8b-attn-s1024-b8.yaml:2x4 $K/h86-qwen2.5-7b-qlora-s2048-b4.yaml:1x4 \
        $K/h87-smollm2-135m-s1024-b32.yaml:8x4 $K/h89-gemma2-2b-full-s1024-b8.yaml:2x4 ;;
-  *) echo "usage: heldout_h200.sh A|B|...|Z|Z2|AA|AA2|AB|AC|AC2|AD|AE|AF|AF2|AG|AH|AI|AI2" >&2; exit 2 ;;
+  *) echo "usage: heldout_h200.sh A|B|...|Z|Z2|AA|AA2|AB|AC|AC2|AD|AE|AF|AF2|AG|AH|AH2|AI|AI2" >&2; exit 2 ;;
 esac
