@@ -39,6 +39,7 @@ from gacost.advisor.model_fit import (
     fit_to_dict,
     mem_fit_from_dict,
     time_fit_from_dict,
+    with_sibling_slack,
 )
 from gacost.advisor.time_model import DEFAULT_PARAMS, TimeModelParams, TimeParams, TrainSetup
 from gacost.base import embedded, gpu_table, models
@@ -425,7 +426,11 @@ def fitted_model(
     time_fit = (fit_time(times) if anchor is None else
                 fit_time(times, priors=anchored_priors(anchor.time), fixed=TIME_GLOBALS,
                          unmeasured_host=None if own_centre else anchor.time.unmeasured_host))
-    model = FittedModel(time_fit, fit_memory(mems), tuple(used), tuple(unused), terms=terms)
+    # a GPU without a memory profile takes the slack of its architecture's measured GPUs,
+    # the anchor's when one is passed (a user's profile moves no other GPU's)
+    mem_fit = (with_sibling_slack(fit_memory(mems)) if anchor is None
+               else fit_memory(mems, priors=anchor.memory.fit.overrides))
+    model = FittedModel(time_fit, mem_fit, tuple(used), tuple(unused), terms=terms)
     _CACHE[cache_key] = model
     return model
 
@@ -461,7 +466,8 @@ MODEL_VERSION = ("2026-12-07 H200 stream at gpu-stream's full-occupancy rate, fu
                  "fused AdamW, AdamW's bytes in the trained dtype at the stream rate, a "
                  "layer's backward 1.5 forwards of memory-bound time, the recompute stops before "
                  "an unwrapped down_proj, the attention rate over 76 traced splits, a machine "
-                 "nobody measured at the centre of the measured machines")
+                 "nobody measured at the centre of the measured machines, memory slack shared "
+                 "within an architecture")
 
 
 def model_constants(terms: TimeModelParams = DEFAULT_PARAMS) -> str:

@@ -110,21 +110,45 @@ def test_fixed_parameters_stay_at_their_prior() -> None:
     assert [r.name for r in f.reports()] == ["host_base", "host_dev:T4"]
 
 
-def test_memory_fit_recovers_scale_and_slack() -> None:
+def _peaks(slack_by_gpu: dict[str, float]) -> list[model_fit.MemObservation]:
+    """Peaks the memory model gives with activation scale 1.15 and each GPU's slack."""
     obs = []
-    for gpu, slack in (("T4", 1.2), ("H200-SXM", 0.4)):
+    for gpu, slack in slack_by_gpu.items():
         for model, seq in (("Qwen/Qwen3-1.7B", 512), ("Qwen/Qwen3-8B", 1024)):
             costs = memory_model.memory_costs(_arch(model), _setup(seq))
             for m in (1, 2, 4, 8):
                 truth = memory_model.MemParams(1.15, slack)
                 peak = memory_model.peak_reserved_gib(costs, truth, m, 1)  # k = 1, as below
                 obs.append(model_fit.MemObservation(gpu, costs, m, peak, f"{gpu} {model} {m}", 1))
+    return obs
+
+
+def test_memory_fit_recovers_scale_and_slack() -> None:
+    obs = _peaks({"T4": 1.2, "H200-SXM": 0.4})
     f = model_fit.fit_memory(obs)
     assert f.params("T4").activation_scale == pytest.approx(1.15, rel=0.02)
     assert f.params("T4").slack_gib == pytest.approx(1.2, abs=0.05)
     assert f.params("H200-SXM").slack_gib == pytest.approx(0.4, abs=0.05)
     assert f.params("L4").slack_gib == model_fit.MEM_PRIORS["slack"].center
     assert max(abs(r.rel_error) for r in model_fit.loo_memory(obs)) < 0.01
+
+
+def test_a_gpu_without_a_memory_profile_takes_its_architectures_slack() -> None:
+    """The allocator's reserve beyond the model's terms is the software stack's: a Hopper
+    card nobody measured takes the H200's fitted slack (the prior's spread kept); an
+    architecture nobody measured keeps the prior; the priors travel with the saved fit."""
+    f = model_fit.with_sibling_slack(model_fit.fit_memory(_peaks({"T4": 1.2, "H200-SXM": 0.4})))
+    assert f.params("H100-SXM").slack_gib == pytest.approx(0.4, abs=0.05)
+    assert f.params("GH200").slack_gib == f.params("H100-SXM").slack_gib
+    assert f.params("L4").slack_gib == model_fit.MEM_PRIORS["slack"].center  # Ada: none
+    _, cov, _ = f.fit.distribution(["slack:H100-SXM"])
+    assert cov[0][0] == pytest.approx(model_fit.MEM_PRIORS["slack"].sd ** 2)
+    saved = model_fit.mem_fit_from_dict(model_fit.fit_to_dict(f.fit))
+    assert saved.params("H100-SXM") == f.params("H100-SXM")
+    # the H100's own peaks, where it has some, win over its sibling's
+    own = model_fit.with_sibling_slack(
+        model_fit.fit_memory(_peaks({"H200-SXM": 0.4, "H100-SXM": 1.0})))
+    assert own.params("H100-SXM").slack_gib == pytest.approx(1.0, abs=0.05)
 
 
 def test_time_ratio_keeps_shared_parameters_correlated() -> None:
@@ -272,6 +296,25 @@ def test_a_profile_moves_only_its_own_gpus_host() -> None:
             alone[gpu].seconds_per_update, rel=1e-6)
     assert informed.best["L4"].seconds_per_update > 1.2 * alone["L4"].seconds_per_update
     assert any("informs L4's host and device terms only" in n for n in informed.notes)
+
+
+def test_a_memory_profile_moves_only_its_own_gpus_slack() -> None:
+    """A user's H100 profile whose peaks read 2 GiB over the H200's moves the H100's slack;
+    the other Hopper cards keep the reference's sibling slack (the H200's), not the user's."""
+    from dataclasses import replace
+
+    other = next(p for p in predictor.reference_profiles()
+                 if p.gpu == "H200-SXM" and "Qwen3-0.6B" in p.workload.model)
+    heavy = replace(other, gpu="H100-SXM", splits=tuple(
+        replace(s, peak_reserved_gib=s.peak_reserved_gib + 2.0 if s.peak_reserved_gib
+                else None) for s in other.splits))
+    assert any(s.peak_reserved_gib for s in heavy.splits)
+    reference = predictor.reference_model().memory
+    informed = predictor.with_user_profiles(_arch("Qwen/Qwen3-0.6B"), [heavy]).memory
+    assert informed.params("H100-SXM").slack_gib > reference.params("H100-SXM").slack_gib + 1.5
+    for gpu in ("GH200", "H100-PCIe"):  # the activation scale is global: it may move
+        assert informed.params(gpu).slack_gib == reference.params(gpu).slack_gib
+    assert reference.params("H100-SXM").slack_gib == reference.params("H200-SXM").slack_gib
 
 
 def test_a_recorded_run_wins_over_a_calibration_of_the_same_workload() -> None:
