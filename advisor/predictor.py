@@ -467,7 +467,7 @@ MODEL_VERSION = ("2026-12-07 H200 stream at gpu-stream's full-occupancy rate, fu
                  "layer's backward 1.5 forwards of memory-bound time, the recompute stops before "
                  "an unwrapped down_proj, the attention rate over 76 traced splits, a machine "
                  "nobody measured at the centre of the measured machines, memory slack shared "
-                 "within an architecture")
+                 "within an architecture, the recomputed layer 1.86 working sets")
 
 
 def model_constants(terms: TimeModelParams = DEFAULT_PARAMS) -> str:

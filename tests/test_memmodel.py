@@ -53,10 +53,10 @@ def test_activations_with_and_without_checkpointing() -> None:
     # scalars (117,096 B; bench/MODEL.md "Saved tensors, counted")
     assert memory_model.layer_working_set_per_token(llama, _setup()) == (
         2 * (3 * 8192 + 2 * 2048 + 2 * 512 + 6 * 2048 + 8192 + 7 * 16) + 4 * 2 * 2048) == 116960
-    # checkpointing: every layer's input held; the recomputed layer twice (its saved tensors,
-    # its backward's gradients and the allocator's reserve) at the moment it runs
+    # checkpointing: every layer's input held; the recomputed layer 1.86 times (its saved
+    # tensors, its backward's gradients and the allocator's reserve) at the moment it runs
     assert gc.activation_bytes_per_token == 28 * 2048 * 2
-    assert gc.recompute_bytes_per_token == 2 * layer
+    assert gc.recompute_bytes_per_token == pytest.approx(1.86 * layer)
     no_gc = memory_model.memory_costs(arch, _setup(gc=False))
     assert no_gc.activation_bytes_per_token == 28 * layer
     assert no_gc.recompute_bytes_per_token == 0
@@ -200,15 +200,15 @@ def test_qlora_as_trl_builds_it_keeps_bf16_adapters_and_shares_their_input() -> 
 
 
 def test_the_recomputed_layer_is_smaller_with_trls_bf16_qlora_adapters() -> None:
-    # the recomputed layer's multiple of its saved tensors: 2 where PEFT's cast of the
+    # the recomputed layer's multiple of its saved tensors: 1.86 where PEFT's cast of the
     # adapters' input copies (LoRA's fp32 adapters), 1.4 with the bf16 adapters TRL gives
     # QLoRA on its bf16 stream (bench/MODEL.md "The recomputed layer by adapter dtype");
     # prepare_model_for_kbit_training makes the stream fp32, so the cast copies again
     arch = _arch("Qwen/Qwen3-1.7B")
     qlora = dataclasses.replace(_setup(method="qlora"), lora_dropout=0.05)
     prepared = dataclasses.replace(qlora, prepare_for_kbit=True)
-    for setup, multiple in ((_setup(), 2.0), (qlora, 1.4), (prepared, 2.0),
-                            (_setup(method="full"), 2.0)):
+    for setup, multiple in ((_setup(), 1.86), (qlora, 1.4), (prepared, 1.86),
+                            (_setup(method="full"), 1.86)):
         layer = memory_model.layer_working_set_per_token(arch, setup)
         costs = memory_model.memory_costs(arch, setup)
         assert costs.recompute_bytes_per_token == pytest.approx(multiple * layer)
