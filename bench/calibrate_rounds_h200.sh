@@ -464,6 +464,17 @@ case "$1" in
         user $out $D/${job/@/$d}.yaml ${spec##*:} --updates 10
       done
     done ;;
+  # smolcensus (planned in the thirtieth session, 2026-12-08): what is live at the peak of the
+  # held-out peaks the memory model is lowest on, the small checkpointed SmolLM2 splits
+  # (0.10-0.17 GiB short on both cards; run 9's census put the SmolLM2-360M LoRA 4x4 gap in
+  # the allocator's reserve above the allocated peak, 35 % of the update's live bytes), beside
+  # a Qwen3-0.6B QLoRA split the model is right on (bench/MODEL.md, "Memory slack belongs to
+  # the stack"); results in run30/
+  smolcensus)
+    for spec in heldout8/h44-smollm2-360m-qlora-s1024-b16:4x4 heldout8/h44-smollm2-360m-qlora-s1024-b16:16x1 \
+                heldout10/h54-qwen3-0.6b-qlora-s1024-b16:4x4 dropout/smollm2-135m-lora-d005-s1024-b32:8x4; do
+      user run30-smolcensus.jsonl bench/jobs/${spec%%:*}.yaml ${spec##*:} --updates 1 --memory-peak
+    done ;;
   # fp16twins1|fp16twins2 (2026-12-06, twentieth session): fp16 against bf16, the model's
   # "fp16 is taken as bf16" (GradScaler's kernels and syncs per update not counted): the
   # published T4/L4 workload at its three splits and a host-bound SmolLM2-360M at 4x4, each
@@ -483,6 +494,6 @@ case "$1" in
     for p in "${order[@]}"; do
       user fp16-trace.jsonl $F/qwen3-1.7b-lora-d0-$p-s512-b4.yaml $traced --updates 5 --trace 2
     done ;;
-  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops|crossops-tables|gpuside9|gpuside13|gctwins|gctwinops|vocab26|vocab27b|dropouttwins1|dropouttwins2|fp16twins1|fp16twins2" >&2
+  *) echo "usage: calibrate_rounds_h200.sh h07|h02|h01|h04|trace|fullvslora|h07cal|h01nvml|gpubound|gpuops|fullft1|fullft2|fused|fullops|heldout2|repeat3|memory|census|census2|qloratrace|qloratrace2|qloratwins1|qloratwins2|sustain|saves|saves2|saves3|spread|probe|probe2|e2e|gpuside|crossgpu|crossgpu1|crossgpu2|crossops|crossops-tables|gpuside9|gpuside13|gctwins|gctwinops|vocab26|vocab27b|dropouttwins1|dropouttwins2|fp16twins1|fp16twins2|smolcensus" >&2
      exit 2 ;;
 esac
