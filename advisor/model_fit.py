@@ -354,7 +354,8 @@ def typical_host_dev(fit: TimeFit) -> float:
 
 
 def mem_fit_from_dict(d: Mapping[str, Any]) -> MemFit:
-    """A :class:`MemFit` saved with :func:`fit_to_dict` (default priors)."""
+    """A :class:`MemFit` saved with :func:`fit_to_dict` (default priors, but those saved with
+    it: the sibling slack of :func:`with_sibling_slack`)."""
     return MemFit(_fit_from_dict(d, mem_prior))
 
 
@@ -593,14 +594,13 @@ def anchored_priors(reference: TimeFit) -> dict[str, Prior]:
     return {**held, **siblings}
 
 
-def sibling_priors(fit: _Fit, kind: str = "gpu_eff", sd: float = SIBLING_EFF_SD,
-                   default: Callable[[str], Prior] | None = None,
+def sibling_priors(fit: _Fit, kind: typing.Literal["gpu_eff", "slack"] = "gpu_eff",
+                   sd: float = SIBLING_EFF_SD, default: Callable[[str], Prior] = time_prior,
                    why: str = "within one architecture's spread") -> dict[str, Prior]:
     """``kind`` priors (``gpu_eff``, or the memory model's ``slack``) for the table's GPUs that
     ``fit`` did not measure but whose architecture it measured on another GPU (an H100 from
     the H200): centred on the measured GPUs' fitted values (their mean in fit coordinates),
     spread ``sd``."""
-    prior_of = default or time_prior
     specs = gpu_table.gpu_specs()
     idx = fit.index()
     measured = {g: fit.result.x[idx[f"{kind}:{g}"]] for g in specs if f"{kind}:{g}" in idx}
@@ -610,7 +610,7 @@ def sibling_priors(fit: _Fit, kind: str = "gpu_eff", sd: float = SIBLING_EFF_SD,
                       if spec.architecture and specs[g].architecture == spec.architecture)
         if name in measured or not same:
             continue
-        base = prior_of(f"{kind}:{name}")
+        base = default(f"{kind}:{name}")
         centre = sum(measured[g] for g in same) / len(same)
         out[f"{kind}:{name}"] = Prior(base.value(centre), sd, base.log,
                                       why=f"as {', '.join(same)} ({spec.architecture}), {why}")

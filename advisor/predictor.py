@@ -388,8 +388,10 @@ def fitted_model(
     A profile is used when its GPU is in the specs and its model is shipped or in ``archs``.
     With ``anchor`` (the reference model, when a user's profiles are added) the global time
     parameters stay at the anchor's fit: a profile then informs only its own GPU's host and
-    device terms, never another GPU's. Without one, the globals are fitted on the profiles
-    of :data:`GLOBAL_FIT_GPUS` alone and anchor the rest the same way. ``terms``: the time
+    device terms, never another GPU's, and its own GPU's memory slack (the memory model's
+    activation scale, shared, is fitted on every profile). Without one, the globals are
+    fitted on the profiles of :data:`GLOBAL_FIT_GPUS` alone and anchor the rest the same
+    way. ``terms``: the time
     model's fixed terms (a bench's variant; the fit and its predictions use them).
     """
     # a machine nobody measured takes the centre of this fit's machines, or of the anchor's
@@ -426,10 +428,12 @@ def fitted_model(
     time_fit = (fit_time(times) if anchor is None else
                 fit_time(times, priors=anchored_priors(anchor.time), fixed=TIME_GLOBALS,
                          unmeasured_host=None if own_centre else anchor.time.unmeasured_host))
-    # a GPU without a memory profile takes the slack of its architecture's measured GPUs,
-    # the anchor's when one is passed (a user's profile moves no other GPU's)
-    mem_fit = (with_sibling_slack(fit_memory(mems)) if anchor is None
-               else fit_memory(mems, priors=anchor.memory.fit.overrides))
+    # a GPU without a memory profile takes the slack of its architecture's measured GPUs in
+    # this fit, or in the anchor's when one is passed (a user's profile moves no other GPU's
+    # slack; the shared activation scale is fitted on every profile)
+    mem_fit = (fit_memory(mems, priors=anchor.memory.fit.overrides)
+               if anchor is not None and not own_centre
+               else with_sibling_slack(fit_memory(mems)))
     model = FittedModel(time_fit, mem_fit, tuple(used), tuple(unused), terms=terms)
     _CACHE[cache_key] = model
     return model
