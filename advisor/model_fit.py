@@ -680,6 +680,14 @@ class MemFit:
         """Every fitted parameter with its band and the observations that informed it."""
         return self.fit.reports()
 
+    def slack_basis(self, gpu: str) -> str:
+        """Where ``gpu``'s allocator slack comes from, in words."""
+        name = f"slack:{gpu}"
+        if name in self.fit.index():
+            return f"memory slack fitted to the {gpu} profile(s)"
+        sibling = self.fit.overrides.get(name)
+        return f"memory slack {sibling.why}" if sibling else "memory slack at its prior"
+
 
 def with_sibling_slack(fit: MemFit) -> MemFit:
     """``fit`` with the ``slack`` priors of the GPUs it did not measure but whose architecture

@@ -335,9 +335,10 @@ class FittedModel:
                     "measured machines' typical host)")
         elif carried is not None:
             host += f", scaled x{carried.factor:.2f} by the host probes"
+        memory = self.memory.slack_basis(gpu)
         if self.time.has_data(gpu):
-            return f"model fitted to the {gpu} profile(s); {host}"
-        return f"model transferred from specs (no {gpu} profile; prior bands); {host}"
+            return f"model fitted to the {gpu} profile(s); {host}; {memory}"
+        return f"model transferred from specs (no {gpu} profile; prior bands); {host}; {memory}"
 
     def reports(self) -> list[ParamReport]:
         """Every parameter of both fits."""

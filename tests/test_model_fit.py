@@ -326,6 +326,11 @@ def test_a_memory_profile_moves_only_its_own_gpus_slack() -> None:
     assert fresh.params("H100-SXM").slack_gib == pytest.approx(
         fresh.params("H200-SXM").slack_gib)
     assert fresh.params("H100-SXM").slack_gib != model_fit.MEM_PRIORS["slack"].center
+    # the JSON's basis says where each GPU's slack comes from
+    model = predictor.reference_model()
+    assert "memory slack as H200-SXM (Hopper)" in model.basis("H100-SXM")
+    assert "memory slack fitted to the H200-SXM profile(s)" in model.basis("H200-SXM")
+    assert "memory slack at its prior" in model.basis("A100-80GB-SXM")
 
 
 def test_a_recorded_run_wins_over_a_calibration_of_the_same_workload() -> None:
