@@ -392,8 +392,8 @@ def fitted_model(
     device terms, never another GPU's, and its own GPU's memory slack (the memory model's
     activation scale, shared, is fitted on every profile). Without one, the globals are
     fitted on the profiles of :data:`GLOBAL_FIT_GPUS` alone and anchor the rest the same
-    way. ``terms``: the time
-    model's fixed terms (a bench's variant; the fit and its predictions use them).
+    way. ``terms``: the time model's fixed terms (a bench's variant; the fit and its
+    predictions use them).
     """
     # a machine nobody measured takes the centre of this fit's machines, or of the anchor's
     # when one is passed (a user's profile never moves another machine's host)
